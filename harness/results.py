@@ -1,0 +1,481 @@
+"""Inspect logs -> one tidy polars frame. The project's only reader of logs.
+
+One row per sample x epoch x score key. Every consumer (factorial analysis, reports,
+leaderboards) reads logs through :func:`read_results`, so the meaning of a row is fixed in
+one place:
+
+* ``score_key`` is the scorer name for a scalar score and ``"<scorer>/<key>"`` for each
+  entry of a dict-valued (or list-valued, key = index) score; ``scorer`` holds the name.
+* ``score_value`` is a float, mapped as Inspect's ``value_to_float()`` maps values
+  (``C``/``I``/``P``/``N`` -> 1/0/0.5/0, ``yes``/``true`` -> 1, numeric strings parsed),
+  except that a value that cannot be converted is **null** rather than Inspect's 0.0, so an
+  unparseable score is never silently counted as wrong.
+* A sample that errored (or was not scored by some scorer) still gets one row for every
+  score key seen in its log file, with ``score_value`` null and ``error`` set: errors are
+  visible to every consumer instead of vanishing from denominators.
+* Token counts are summed over every model the sample used (0 when it made no call).
+
+Why not ``inspect_ai.analysis.samples_df``: it validates every summary through pydantic
+and builds pandas frames, which costs ~10x the time and ~4x the memory on a 100k-sample
+study (see ``tests/perf/test_results_perf.py``). This module reads ``header.json`` and
+``summaries.json`` (or the ``_journal/`` members of an interrupted eval) straight from the
+``.eval`` zip, one file at a time, and never imports ``inspect_ai``. Inspect writes zip
+members with zstd (method 93), which Python < 3.14's ``zipfile`` cannot decompress, so
+members are decompressed here with ``zstandard`` (an Inspect dependency).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+import zipfile
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+try:  # orjson is ~3x faster on summaries; the stdlib is the fallback
+    import orjson
+
+    def _loads(data: bytes) -> Any:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:  # NaN/Infinity, which Inspect may write
+            return json.loads(data)
+
+    def _dumps(value: Any) -> str:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+except ImportError:  # pragma: no cover - exercised only without orjson
+
+    def _loads(data: bytes) -> Any:
+        return json.loads(data)
+
+    def _dumps(value: Any) -> str:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+__all__ = [
+    "SCHEMA",
+    "iter_results",
+    "list_logs",
+    "read_log",
+    "read_results",
+    "scan_results",
+    "score_to_float",
+    "with_metadata_columns",
+]
+
+PathLike = str | Path
+LogPaths = PathLike | Sequence[PathLike]
+
+SCHEMA: dict[str, pl.DataType] = {
+    "log_file": pl.String(),
+    "eval_id": pl.String(),
+    "run_id": pl.String(),
+    "created": pl.String(),
+    "status": pl.String(),
+    "task": pl.String(),
+    "task_version": pl.String(),
+    "task_args": pl.String(),
+    "model": pl.String(),
+    "model_args": pl.String(),
+    "solver": pl.String(),
+    "generate_config": pl.String(),
+    "tags": pl.List(pl.String()),
+    "eval_metadata": pl.String(),
+    "sample_id": pl.String(),
+    "epoch": pl.Int64(),
+    "scorer": pl.String(),
+    "score_key": pl.String(),
+    "score_value": pl.Float64(),
+    "score_answer": pl.String(),
+    "input_tokens": pl.Int64(),
+    "output_tokens": pl.Int64(),
+    "total_tokens": pl.Int64(),
+    "total_time": pl.Float64(),
+    "working_time": pl.Float64(),
+    "error": pl.String(),
+    "limit": pl.String(),
+    "sample_metadata": pl.String(),
+}
+"""Column names and types of the results frame, in order. JSON columns are strings with
+sorted keys, so equal dicts compare equal as strings (useful for grouping)."""
+
+_EVAL_COLUMNS = [
+    "log_file", "eval_id", "run_id", "created", "status", "task", "task_version",
+    "task_args", "model", "model_args", "solver", "generate_config", "tags", "eval_metadata",
+]
+_ZSTD = 93  # zip compression method id for zstandard
+_HEADER = "header.json"
+_SUMMARIES = "summaries.json"
+_START = "_journal/start.json"
+_JOURNAL_SUMMARIES = "_journal/summaries/"
+_NOT_LOGS = {"logs.json", "eval-set.json"}  # JSON files Inspect writes next to logs
+_LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+def list_logs(paths: LogPaths, *, recursive: bool = True) -> list[Path]:
+    """Every ``.eval``/``.json`` log named by ``paths`` (files kept, directories searched).
+
+    Hidden folders and Inspect's non-log JSON (``logs.json``, ``eval-set.json``) are
+    skipped while searching; files named explicitly are always kept.
+    """
+    items = [paths] if isinstance(paths, str | Path) else list(paths)
+    found: list[Path] = []
+    for item in items:
+        path = Path(item)
+        if path.is_dir():
+            pattern = "**/*" if recursive else "*"
+            for child in sorted(path.glob(pattern)):
+                rel = child.relative_to(path).parts
+                if (
+                    child.suffix in (".eval", ".json")
+                    and child.is_file()
+                    and child.name not in _NOT_LOGS
+                    and not any(part.startswith(".") for part in rel)
+                ):
+                    found.append(child)
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise FileNotFoundError(f"no log file or directory at {path}")
+    return found
+
+
+# --------------------------------------------------------------------------- zip members
+
+
+def _zstd_decompress(raw: bytes) -> bytes:
+    """Decompress a zstd stream that may hold several frames (Inspect splits big members)."""
+    import zstandard
+
+    dctx = zstandard.ZstdDecompressor()
+    out: list[bytes] = []
+    while raw:
+        obj = dctx.decompressobj()
+        out.append(obj.decompress(raw))
+        raw = obj.unused_data
+    return b"".join(out)
+
+
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """A member's bytes, decompressing zstd members ourselves (stdlib < 3.14 cannot)."""
+    if info.compress_type != _ZSTD:
+        return zf.read(info)
+    fp = zf.fp
+    assert fp is not None
+    fp.seek(info.header_offset)
+    local = fp.read(30)
+    if local[:4] != b"PK\x03\x04":
+        raise zipfile.BadZipFile(f"bad local header for {info.filename}")
+    name_len, extra_len = struct.unpack("<HH", local[26:30])
+    fp.seek(info.header_offset + 30 + name_len + extra_len)
+    return _zstd_decompress(fp.read(info.compress_size))
+
+
+def _journal_index(name: str) -> int:
+    return int(name.rsplit("/", 1)[-1].split(".", 1)[0])
+
+
+def _read_eval_zip(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(header, sample summaries) of a ``.eval`` file; falls back to the journal."""
+    with zipfile.ZipFile(path) as zf:
+        infos = {info.filename: info for info in zf.infolist()}
+        if _HEADER in infos:
+            header = _loads(_read_member(zf, infos[_HEADER]))
+        else:  # interrupted or still running: only the journal exists
+            header = _loads(_read_member(zf, infos[_START]))
+            header.setdefault("status", "started")
+        if _SUMMARIES in infos:
+            summaries = _loads(_read_member(zf, infos[_SUMMARIES]))
+        else:
+            names = sorted(
+                (n for n in infos if n.startswith(_JOURNAL_SUMMARIES) and n.endswith(".json")),
+                key=_journal_index,
+            )
+            summaries = [s for n in names for s in _loads(_read_member(zf, infos[n]))]
+    return header, summaries
+
+
+def _read_json_log(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """(header, samples) of a ``.json`` log, or None when the file is not an Inspect log."""
+    data = _loads(path.read_bytes())
+    if not isinstance(data, dict) or "eval" not in data:
+        return None
+    samples = data.pop("samples", None) or []
+    return data, samples
+
+
+# --------------------------------------------------------------------------- mapping
+
+
+def score_to_float(value: Any) -> float | None:
+    """Map a scalar score value to a float as Inspect's ``value_to_float()`` does.
+
+    Returns None (not Inspect's 0.0) for values it cannot convert, e.g. free text.
+    """
+    if isinstance(value, str):
+        letter = _LETTERS.get(value)
+        if letter is not None:
+            return letter
+        lowered = value.lower()
+        if lowered in ("yes", "true"):
+            return 1.0
+        if lowered in ("no", "false"):
+            return 0.0
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
+    if isinstance(value, bool | int | float):
+        return float(value)
+    return None
+
+
+def _score_entries(name: str, score: Any) -> Iterator[tuple[str, float | None, str | None]]:
+    """(score_key, value, answer) for one scorer's score; dicts/lists give one per entry."""
+    if not isinstance(score, dict):
+        return
+    value = score.get("value")
+    answer = score.get("answer")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield f"{name}/{key}", score_to_float(item), answer
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield f"{name}/{index}", score_to_float(item), answer
+    else:
+        yield name, score_to_float(value), answer
+
+
+def _solver_name(spec: dict[str, Any], plan: dict[str, Any]) -> str | None:
+    if spec.get("solver"):
+        return str(spec["solver"])
+    steps = [str(step.get("solver")) for step in plan.get("steps") or []]
+    return " -> ".join(steps) if steps else None
+
+
+def _eval_values(header: dict[str, Any], log_file: str) -> dict[str, Any]:
+    """The eval-level columns (constant within one log file)."""
+    spec: dict[str, Any] = header.get("eval") or {}
+    plan: dict[str, Any] = header.get("plan") or {}
+    generate = {**(spec.get("model_generate_config") or {}), **(plan.get("config") or {})}
+    tags = header["tags"] if "tags" in header else spec.get("tags")
+    metadata = header["metadata"] if "metadata" in header else spec.get("metadata")
+    version = spec.get("task_version")
+    return {
+        "log_file": log_file,
+        "eval_id": spec.get("eval_id"),
+        "run_id": spec.get("run_id"),
+        "created": spec.get("created"),
+        "status": header.get("status"),
+        "task": spec.get("task"),
+        "task_version": None if version is None else str(version),
+        "task_args": _dumps(spec.get("task_args") or {}),
+        "model": spec.get("model"),
+        "model_args": _dumps(spec.get("model_args") or {}),
+        "solver": _solver_name(spec, plan),
+        "generate_config": _dumps({k: v for k, v in generate.items() if v is not None}),
+        "tags": list(tags or []),
+        "eval_metadata": _dumps(metadata or {}),
+    }
+
+
+def _header_scorers(header: dict[str, Any]) -> list[str]:
+    return [str(s["name"]) for s in (header.get("eval") or {}).get("scorers") or [] if "name" in s]
+
+
+def _text(value: Any) -> str | None:
+    """An error/limit as text: summaries hold strings, full samples hold objects."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        for field in ("message", "type"):
+            if field in value:
+                return str(value[field])
+    return str(value)
+
+
+def _frame(header: dict[str, Any], samples: list[dict[str, Any]], log_file: str) -> pl.DataFrame:
+    """Build one log's rows column by column (no per-row dicts, no pydantic)."""
+    latest: dict[tuple[str, int], dict[str, Any]] = {}
+    for sample in samples:  # a re-run sample's later record wins, as in Inspect
+        latest[(str(sample["id"]), int(sample["epoch"]))] = sample
+
+    # the file's score keys, in first-seen order; scorers nobody reported keep their name
+    keys: dict[str, str] = {}
+    parsed: list[dict[str, tuple[float | None, str | None]]] = []
+    for sample in latest.values():
+        entries: dict[str, tuple[float | None, str | None]] = {}
+        for name, score in (sample.get("scores") or {}).items():
+            for key, value, answer in _score_entries(name, score):
+                entries[key] = (value, answer)
+                keys.setdefault(key, name)
+        parsed.append(entries)
+    for name in _header_scorers(header):
+        if name not in keys.values():
+            keys[name] = name
+    key_list: list[str | None] = list(keys) or [None]
+    width = len(key_list)
+
+    cols: dict[str, list[Any]] = {c: [] for c in (
+        "sample_id", "epoch", "input_tokens", "output_tokens", "total_tokens",
+        "total_time", "working_time", "error", "limit", "sample_metadata")}
+    score_value: list[float | None] = []
+    score_answer: list[str | None] = []
+    for (sample_id, epoch), sample, entries in zip(
+        latest.keys(), latest.values(), parsed, strict=True
+    ):
+        tokens = [0, 0, 0]
+        for usage in (sample.get("model_usage") or {}).values():
+            tokens[0] += usage.get("input_tokens") or 0
+            tokens[1] += usage.get("output_tokens") or 0
+            tokens[2] += usage.get("total_tokens") or 0
+        cols["sample_id"].append(sample_id)
+        cols["epoch"].append(epoch)
+        cols["input_tokens"].append(tokens[0])
+        cols["output_tokens"].append(tokens[1])
+        cols["total_tokens"].append(tokens[2])
+        cols["total_time"].append(sample.get("total_time"))
+        cols["working_time"].append(sample.get("working_time"))
+        cols["error"].append(_text(sample.get("error")))
+        cols["limit"].append(_text(sample.get("limit")))
+        metadata = sample.get("metadata")
+        cols["sample_metadata"].append(_dumps(metadata) if metadata else None)
+        for key in key_list:
+            value, answer = entries.get(key, (None, None)) if key is not None else (None, None)
+            score_value.append(value)
+            score_answer.append(answer)
+
+    n = len(latest)
+    per_sample = pl.DataFrame(cols, schema={c: SCHEMA[c] for c in cols})
+    if width > 1:
+        per_sample = per_sample.select(pl.all().repeat_by(width).explode())
+    per_key = pl.DataFrame(
+        {
+            "scorer": [keys.get(k) if k is not None else None for k in key_list] * n,
+            "score_key": key_list * n,
+            "score_value": score_value,
+            "score_answer": score_answer,
+        },
+        schema={c: SCHEMA[c] for c in ("scorer", "score_key", "score_value", "score_answer")},
+    )
+    values = _eval_values(header, log_file)
+    consts = [pl.lit(values[c], dtype=SCHEMA[c]).alias(c) for c in _EVAL_COLUMNS]
+    frame = pl.concat([per_sample, per_key], how="horizontal")
+    return frame.with_columns(consts).select(list(SCHEMA))
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def read_log(path: PathLike) -> pl.DataFrame | None:
+    """One log file's rows; None for a ``.json`` file that is not an Inspect log."""
+    path = Path(path)
+    if path.suffix == ".eval":
+        header, samples = _read_eval_zip(path)
+    else:
+        loaded = _read_json_log(path)
+        if loaded is None:
+            return None
+        header, samples = loaded
+    return _frame(header, samples, str(path))
+
+
+def iter_results(paths: LogPaths, *, recursive: bool = True) -> Iterator[pl.DataFrame]:
+    """Stream the results one log file at a time (for bounded-memory aggregation)."""
+    for path in list_logs(paths, recursive=recursive):
+        frame = read_log(path)
+        if frame is not None:
+            yield frame
+
+
+def _empty() -> pl.DataFrame:
+    return pl.DataFrame(schema=SCHEMA)
+
+
+def read_results(
+    paths: LogPaths, *, recursive: bool = True, workers: int = 1
+) -> pl.DataFrame:
+    """Read every Inspect log under ``paths`` into one tidy frame (see :data:`SCHEMA`).
+
+    Args:
+        paths: A log file, a directory (searched), or a sequence of either.
+        recursive: Search directories recursively.
+        workers: Processes reading files in parallel. 1 (the default) reads in this
+            process, which is fastest for a handful of files and keeps peak memory lowest.
+    """
+    files = list_logs(paths, recursive=recursive)
+    frames: Iterable[pl.DataFrame | None]
+    if workers > 1 and len(files) > 1:
+        with ProcessPoolExecutor(max_workers=min(workers, len(files))) as pool:
+            frames = list(pool.map(read_log, files))
+    else:
+        frames = (read_log(path) for path in files)
+    kept = [frame for frame in frames if frame is not None]
+    return pl.concat(kept, how="vertical", rechunk=True) if kept else _empty()
+
+
+def scan_results(paths: LogPaths, *, recursive: bool = True) -> pl.LazyFrame:
+    """The results as a LazyFrame, so callers can build a pipeline over them."""
+    return read_results(paths, recursive=recursive).lazy()
+
+
+# --------------------------------------------------------------------------- metadata
+
+
+def _typed_series(name: str, values: list[Any]) -> pl.Series:
+    """A column for decoded JSON values: scalars keep their type, anything mixed/nested
+    becomes JSON text so no value is lost or coerced silently."""
+    kinds = {type(v) for v in values if v is not None}
+    if kinds <= {int} or kinds <= {float, int} or kinds <= {str} or kinds <= {bool}:
+        return pl.Series(name, values, strict=False)
+    return pl.Series(name, [None if v is None else _dumps(v) for v in values], pl.String())
+
+
+def with_metadata_columns(
+    df: pl.DataFrame,
+    keys: Sequence[str] | None = None,
+    *,
+    source: str = "eval_metadata",
+    prefix: str = "",
+) -> pl.DataFrame:
+    """Add one column per key of a JSON column (e.g. factor levels in ``eval_metadata``).
+
+    Each distinct JSON value is decoded once, so this costs per eval, not per row.
+
+    Args:
+        df: A results frame.
+        keys: Keys to extract; None extracts every key found (sorted).
+        source: The JSON column: ``eval_metadata``, ``task_args``, ``model_args``,
+            ``generate_config`` or ``sample_metadata``.
+        prefix: Prepended to the new column names.
+
+    Raises:
+        ValueError: A new column would overwrite an existing one (use ``prefix``).
+    """
+    distinct = df.get_column(source).unique(maintain_order=True).to_list()
+    decoded = [_loads(v.encode()) if v is not None else {} for v in distinct]
+    if keys is None:
+        keys = sorted({k for d in decoded if isinstance(d, dict) for k in d})
+    names = [prefix + key for key in keys]
+    clash = [name for name in names if name in df.columns]
+    if clash:
+        raise ValueError(f"columns already exist: {clash}; pass prefix=")
+    columns = []
+    for key, name in zip(keys, names, strict=True):
+        values = [d.get(key) if isinstance(d, dict) else None for d in decoded]
+        series = _typed_series(name, values)
+        columns.append(
+            pl.col(source).replace_strict(distinct, series, default=None, return_dtype=series.dtype)
+            .alias(name)
+        )
+    return df.with_columns(columns)
