@@ -227,9 +227,11 @@ step_base_image() {
     return 0
   fi
   apt_install debootstrap
-  local py="$ROOT/.venv/bin/python"
-  if [[ -x $py ]] && "$py" -c "import harness.sandbox.docker" 2>/dev/null; then
-    "$py" -m harness.sandbox.docker build-base --tag "$BASE_TAG"
+  local cli="$ROOT/.venv/bin/harness"
+  # The project's own builder (harness.sandbox.docker.build_base_image) once the venv exists;
+  # the bash copy of the same steps before that, or if the CLI cannot start.
+  if [[ -x $cli ]] && "$cli" sandbox build-base --tag "$BASE_TAG"; then
+    :
   else
     build_base_bash "$BASE_TAG"
   fi

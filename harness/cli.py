@@ -17,6 +17,10 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Evaluation suite: benchmarks, sandboxes, factorial studies.")
 sandbox_app = typer.Typer(no_args_is_help=True, help="Sandbox images and checks.")
 app.add_typer(sandbox_app, name="sandbox")
+study_app = typer.Typer(no_args_is_help=True, help="Factorial studies: design, run, analyze, report.")
+app.add_typer(study_app, name="study")
+leaderboard_app = typer.Typer(no_args_is_help=True, help="Leaderboards from Inspect logs.")
+app.add_typer(leaderboard_app, name="leaderboard")
 console = Console()
 
 
@@ -82,6 +86,117 @@ def demo(
     from harness.demo import run_demo
 
     run_demo(out=out, n=n, console=console)
+
+
+def _split(value: str | None) -> list[str] | None:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+@study_app.command("design")
+def study_design(
+    factors: Annotated[str, typer.Option(help="Comma-separated two-level factor names.")],
+    resolution: Annotated[int | None, typer.Option(help="Requested resolution (3-5+).")] = None,
+    generators: Annotated[str | None, typer.Option(help="e.g. 'E=ABCD,F=ABC'.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """A two-level (fractional) factorial design: runs, generators, aliases, coded matrix."""
+    from harness.factorial.design import design_from_cli, design_json
+
+    design = design_from_cli(_split(factors) or [], resolution=resolution,
+                             generators=_split(generators), fraction=None)
+    data = design_json(design)
+    if as_json:
+        typer.echo(json.dumps(data))
+        return
+    console.print(f"runs: {data['runs']}  generators: {data['generators']}")
+    console.print(f"defining relation: {data['defining_relation']}")
+    for effect, aliases in data["aliases"].items():
+        console.print(f"  {effect} = {aliases}")
+    for row in data["matrix"]:
+        console.print("  " + " ".join(f"{v:+d}" for v in row))
+
+
+@study_app.command("run")
+def study_run(
+    study: Annotated[Path, typer.Argument(help="Study YAML file.")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Plan only.")] = False,
+    executor: Annotated[str, typer.Option(help="local or ray.")] = "local",
+    log_dir: Annotated[Path | None, typer.Option(help="Log dir (default per study).")] = None,
+) -> None:
+    """Run (or resume) every cell of a study through Inspect's eval_set."""
+    from harness.factorial.run import run_study
+
+    summary = run_study(study, log_dir=log_dir, dry_run=dry_run, executor=executor)
+    console.print(summary)
+
+
+@study_app.command("analyze")
+def study_analyze(
+    log_dir: Annotated[Path | None, typer.Argument(help="Study log dir.")] = None,
+    csv: Annotated[Path | None, typer.Option("--csv", help="Analyse a CSV instead.")] = None,
+    response: Annotated[str, typer.Option(help="Response column.")] = "score_value",
+    factors: Annotated[str | None, typer.Option(help="Comma-separated factors.")] = None,
+    item: Annotated[str | None, typer.Option(help="Item (block/cluster) column.")] = None,
+    family: Annotated[str, typer.Option(help="gaussian or binomial.")] = "gaussian",
+    order: Annotated[int, typer.Option(help="Highest interaction order.")] = 2,
+    item_mode: Annotated[str | None, typer.Option(help="fixed, cluster or random.")] = None,
+    anova_type: Annotated[int, typer.Option(help="ANOVA type (2 or 3).")] = 2,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """ANOVA / GLM / mixed-model analysis of a study's logs or of any CSV."""
+    from harness.factorial.analysis import analyze, analyze_csv
+
+    kwargs = dict(item=item, family=family, order=order, item_mode=item_mode,
+                  anova_type=anova_type)
+    if csv is not None:
+        if not factors:
+            raise typer.BadParameter("--factors is required with --csv")
+        result = analyze_csv(csv, response=response, factors=_split(factors) or [], **kwargs)
+    elif log_dir is not None:
+        from harness.factorial.report import study_frame
+
+        frame = study_frame(log_dir)
+        names = _split(factors) or [c for c in frame.columns if c.startswith("factor:")]
+        result = analyze(frame, response=response, factors=names,
+                         **{**kwargs, "item": item or "sample_id"})
+    else:
+        raise typer.BadParameter("give a LOG_DIR or --csv FILE")
+    data = result.to_dict()
+    if as_json:
+        typer.echo(json.dumps(data, default=str))
+        return
+    table = Table(title="ANOVA")
+    for col in ("term", "sum_sq", "df", "F", "p", "partial_eta2", "omega2"):
+        table.add_column(col)
+    for row in data["anova"]:
+        table.add_row(*(f"{row[c]:.4g}" if isinstance(row[c], float) else str(row[c])
+                        for c in ("term", "sum_sq", "df", "F", "p", "partial_eta2", "omega2")))
+    console.print(table)
+
+
+@study_app.command("report")
+def study_report(
+    log_dir: Annotated[Path, typer.Argument(help="Study log dir.")],
+    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("report"),
+) -> None:
+    """Write report.html, report.md and report.json for a study's logs."""
+    from harness.factorial.report import build_report
+
+    paths = build_report(log_dir, out)
+    for kind, path in paths.items():
+        console.print(f"{kind}: {path}")
+
+
+@leaderboard_app.command("build")
+def leaderboard_build(
+    log_dir: Annotated[Path, typer.Argument(help="Folder of Inspect logs.")],
+    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("leaderboard"),
+) -> None:
+    """Build leaderboard tables (CSV, Markdown) from Inspect logs."""
+    from leaderboards.build import build
+
+    for kind, path in build(log_dir, out).items():
+        console.print(f"{kind}: {path}")
 
 
 def main() -> None:  # pragma: no cover - console script shim

@@ -92,10 +92,10 @@ def check_gpu() -> list[Check]:
 
 
 def check_models() -> list[Check]:
-    from harness.models.weights import smollm2_gguf_path
+    from harness.models.weights import smollm2_gguf
 
     try:
-        path = str(smollm2_gguf_path())
+        path = str(smollm2_gguf())
         weights = True
     except FileNotFoundError as exc:
         path, weights = str(exc), False

@@ -31,9 +31,26 @@ def _methods() -> list[dict[str, Any]]:
 
 
 def _models() -> list[dict[str, Any]]:
-    from harness.models.catalog import model_catalog
+    import harness.tasks  # noqa: F401  (benchmarks register their reference policies)
+    from harness.models.scripted import get_policy, list_policies
 
-    return model_catalog()
+    rows: list[dict[str, Any]] = [
+        {"name": "embedded/smollm2-135m", "status": "available",
+         "summary": "SmolLM2-135M-Instruct Q4_1 through llama.cpp, offline (the default)"},
+        {"name": "whitebox/smollm2-135m", "status": "available",
+         "summary": "the same weights through transformers: logits, hidden states, KV cache"},
+    ]
+    for policy in list_policies():
+        doc = (get_policy(policy).__doc__ or "").strip().splitlines()
+        rows.append({"name": f"scripted/{policy}", "status": "available",
+                     "summary": doc[0] if doc else "scripted policy"})
+    rows += [
+        {"name": "hf/<model>", "status": "gpu or cpu",
+         "summary": "Inspect's transformers provider (-M model_path=DIR -M device=cuda:0)"},
+        {"name": "vllm/<model>", "status": "gpu",
+         "summary": "Inspect's vLLM provider (pip install -e '.[gpu]')"},
+    ]
+    return rows
 
 
 def _sandboxes() -> list[dict[str, Any]]:

@@ -421,7 +421,7 @@ def read_results(
     else:
         frames = (read_log(path) for path in files)
     kept = [frame for frame in frames if frame is not None]
-    return pl.concat(kept, how="vertical", rechunk=True) if kept else _empty()
+    return pl.concat(kept, how="vertical", rechunk=False) if kept else _empty()
 
 
 def scan_results(paths: LogPaths, *, recursive: bool = True) -> pl.LazyFrame:
@@ -462,8 +462,8 @@ def with_metadata_columns(
     Raises:
         ValueError: A new column would overwrite an existing one (use ``prefix``).
     """
-    distinct = df.get_column(source).unique(maintain_order=True).to_list()
-    decoded = [_loads(v.encode()) if v is not None else {} for v in distinct]
+    distinct = df.get_column(source).drop_nulls().unique(maintain_order=True).to_list()
+    decoded = [_loads(v.encode()) for v in distinct]
     if keys is None:
         keys = sorted({k for d in decoded if isinstance(d, dict) for k in d})
     names = [prefix + key for key in keys]

@@ -1,0 +1,419 @@
+"""Run a study: its cells through Inspect's ``eval_set``, one log dir per study, resumable.
+
+Every cell becomes one Inspect task whose log carries the cell in its ``metadata``
+(``{"study", "cell_id", "factors": {factor: level}}``) and in its tags (``factor=level``),
+so ``harness.results`` can put factor levels in the frame without any side file.
+
+Why resuming works: ``eval_set`` pairs each task with the logs already in its log dir by a
+task identifier (task file and name, recorded task args, model, model args, solver plan,
+generate config, version, limits). A cell's task is rebuilt the same way on every run,
+and the only cell ingredient that is not part of that identity (the dataset changed by
+an intervention) is added to the recorded task args by
+:func:`harness.factorial.interventions.apply_intervention`. So a rerun skips successful
+cells, resumes a cell whose log was interrupted (keeping its finished samples) and runs
+the cells that never started.
+
+    plan(load_study("study.yaml"))                       # cells, samples, estimate
+    run_study("study.yaml")                              # logs/studies/<name>/
+    run_study("study.yaml", executor="ray")              # one Ray task per cell
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from harness.factorial.study import Cell, Study, load_study
+
+__all__ = [
+    "CellPlan",
+    "Plan",
+    "RunSummary",
+    "build_task",
+    "cell_status",
+    "default_log_dir",
+    "plan",
+    "run_study",
+]
+
+Executor = Literal["local", "ray"]
+
+# (tokens per sample, seconds per sample) by model provider, for planning before any log
+# exists. scripted: measured on the arithmetic task (~20 ms of Inspect CPU per sample);
+# embedded: SmolLM2-135M at ~60 tok/s; others: a cautious guess for a remote API.
+RATES: dict[str, tuple[float, float]] = {
+    "scripted": (120.0, 0.05),
+    "mockllm": (50.0, 0.05),
+    "embedded": (350.0, 2.0),
+    "whitebox": (350.0, 8.0),
+    "hf": (400.0, 8.0),
+    "vllm": (600.0, 0.5),
+}
+DEFAULT_RATE = (800.0, 5.0)
+
+
+def default_log_dir(study: Study) -> Path:
+    """``logs/studies/<study name>/`` (relative to the working directory)."""
+    return Path("logs") / "studies" / study.name
+
+
+# --------------------------------------------------------------------------- building tasks
+
+
+def _ensure_registry() -> None:
+    # ``harness/<name>`` tasks and the offline model APIs register on import; importing
+    # them here makes the runner independent of whether the entry point loaded cleanly
+    for module in ("harness.models.providers", "harness.tasks"):
+        importlib.import_module(module)
+
+
+def _load_task(name: str, args: dict[str, Any]) -> Any:
+    """A task by registered name (``harness/arithmetic``) or by file/dir path.
+
+    Inspect namespaces a task by its package only when that package is an installed
+    distribution of the same name; in an editable install of ``evalsuite`` the
+    ``harness/`` tasks register bare (``arithmetic``), so the bare name is tried too.
+    """
+    from inspect_ai._eval.loader import load_tasks
+    from inspect_ai._util.registry import registry_lookup
+
+    _ensure_registry()
+    if registry_lookup("task", name) is None and "/" in name and not Path(name).exists():
+        bare = name.split("/", 1)[1]
+        if registry_lookup("task", bare) is not None:
+            name = bare
+    tasks = load_tasks([name], args)
+    if len(tasks) != 1:
+        raise ValueError(f"task spec {name!r} names {len(tasks)} tasks; name exactly one")
+    return tasks[0]
+
+
+def _resolve_solver(value: Any) -> Any:
+    """A solver level: a method name (methods.registry), ``module:object``, optional args."""
+    from methods.registry import METHODS
+
+    args: dict[str, Any] = {}
+    if isinstance(value, dict):
+        args = dict(value.get("args") or {})
+        value = value["name"]
+    target = next((m.target for m in METHODS if m.name == value), str(value))
+    if ":" not in target:
+        raise ValueError(f"solver {value!r} is neither a registered method nor module:object")
+    module, obj = target.split(":", 1)
+    return getattr(importlib.import_module(module), obj)(**args)
+
+
+def build_task(cell: Cell, study: Study) -> Any:
+    """The Inspect Task for one cell (same inputs, same task identity, on every run)."""
+    from inspect_ai import task_with
+    from inspect_ai.model import GenerateConfig, get_model
+
+    from harness.factorial.interventions import apply_intervention
+
+    task = _load_task(cell.task, cell.task_args)
+    task = apply_intervention(task, cell.intervention, cell.intervention_seed)
+    updates: dict[str, Any] = {
+        "metadata": {**(task.metadata or {}), **cell.metadata},
+        "tags": sorted(set(task.tags or []) | set(cell.tags)),
+    }
+    if cell.model is not None:
+        updates["model"] = get_model(cell.model, **cell.model_args)
+    if cell.generate_config:
+        updates["config"] = task.config.merge(GenerateConfig(**cell.generate_config))
+    if cell.solver is not None:
+        updates["solver"] = _resolve_solver(cell.solver)
+    if cell.sandbox is not None:
+        updates["sandbox"] = None if cell.sandbox == "none" else cell.sandbox
+    if study.replicates.epochs > 1:
+        updates["epochs"] = study.replicates.epochs
+    return task_with(task, **updates)
+
+
+# --------------------------------------------------------------------------- planning
+
+
+@dataclass(frozen=True)
+class CellPlan:
+    """One cell in a plan: its id, levels, samples to run and the estimate for them."""
+
+    cell_id: str
+    levels: dict[str, str]
+    model: str | None
+    stack: str
+    samples: int
+    est_tokens: float
+    est_seconds: float
+    done: bool = False
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a study will run: cells, sample count and an estimate of tokens and time.
+
+    ``est_seconds`` is serial time (sum over cells); cells run in parallel where the
+    executor allows, so wall time is lower. ``rates_from`` says whether the estimate came
+    from earlier logs in the study dir or from the built-in :data:`RATES` table.
+    """
+
+    study: str
+    log_dir: str
+    cells: list[CellPlan]
+    samples: int
+    est_tokens: float
+    est_seconds: float
+    rates_from: str
+
+    def table(self) -> str:
+        """A plain-text table for the CLI's ``--dry-run``."""
+        head = f"{'cell':<12} {'done':<5} {'samples':>7} {'tokens':>9} {'seconds':>8}  levels"
+        lines = [head]
+        for c in self.cells:
+            levels = " ".join(f"{k}={v}" for k, v in c.levels.items())
+            lines.append(f"{c.cell_id:<12} {'yes' if c.done else 'no':<5} {c.samples:>7} "
+                         f"{c.est_tokens:>9.0f} {c.est_seconds:>8.1f}  {levels}")
+        lines.append(f"{len(self.cells)} cells, {self.samples} samples, "
+                     f"~{self.est_tokens:.0f} tokens, ~{self.est_seconds:.0f} s serial "
+                     f"(rates from {self.rates_from})")
+        return "\n".join(lines)
+
+
+def _provider(model: str | None) -> str:
+    return (model or "").split("/", 1)[0]
+
+
+def _rates_from_logs(log_dir: Path) -> dict[str, tuple[float, float]]:
+    """Mean tokens and seconds per sample by model, from the study's earlier logs."""
+    if not log_dir.is_dir():
+        return {}
+    import polars as pl
+
+    from harness.results import read_results
+
+    frame = read_results(log_dir)
+    if frame.is_empty():
+        return {}
+    per_sample = frame.unique(["log_file", "sample_id", "epoch"]).filter(
+        pl.col("error").is_null()
+    )
+    rates = per_sample.group_by("model").agg(
+        pl.col("total_tokens").mean().alias("tokens"),
+        pl.col("total_time").mean().alias("seconds"),
+    )
+    return {
+        str(row["model"]): (float(row["tokens"] or 0.0), float(row["seconds"] or 0.0))
+        for row in rates.iter_rows(named=True)
+    }
+
+
+def _dataset_size(cell: Cell, cache: dict[str, int]) -> int:
+    key = json.dumps([cell.task, cell.task_args], sort_keys=True, default=str)
+    if key not in cache:
+        cache[key] = len(_load_task(cell.task, cell.task_args).dataset)
+    return cache[key]
+
+
+def plan(study: Study, log_dir: str | Path | None = None) -> Plan:
+    """Plan a study without running anything: cells, samples, estimated tokens and time.
+
+    Tasks are constructed (to count their samples) but never evaluated.
+    """
+    directory = Path(log_dir) if log_dir is not None else default_log_dir(study)
+    observed = _rates_from_logs(directory)
+    done = cell_status(directory)
+    sizes: dict[str, int] = {}
+    cells: list[CellPlan] = []
+    for cell in study.cells():
+        n = _dataset_size(cell, sizes)
+        if study.limit is not None:
+            n = min(n, study.limit)
+        samples = n * study.replicates.epochs
+        tokens, seconds = observed.get(
+            cell.model or "", RATES.get(_provider(cell.model), DEFAULT_RATE)
+        )
+        cells.append(CellPlan(cell.id, dict(cell.levels), cell.model, cell.stack, samples,
+                              samples * tokens, samples * seconds,
+                              done.get(cell.id) == "success"))
+    return Plan(
+        study=study.name, log_dir=str(directory), cells=cells,
+        samples=sum(c.samples for c in cells),
+        est_tokens=sum(c.est_tokens for c in cells),
+        est_seconds=sum(c.est_seconds for c in cells),
+        rates_from="earlier logs" if observed else "built-in table",
+    )
+
+
+# --------------------------------------------------------------------------- status
+
+
+def cell_status(log_dir: str | Path) -> dict[str, str]:
+    """Best status of each cell id found in the log dir's headers (``success`` wins)."""
+    directory = Path(log_dir)
+    if not directory.is_dir():
+        return {}
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    rank = {"success": 3, "started": 2, "cancelled": 1, "error": 1}
+    status: dict[str, str] = {}
+    for info in list_eval_logs(str(directory), recursive=False):
+        try:
+            header = read_eval_log(info, header_only=True)
+        except Exception:  # an unreadable (e.g. half-written) log counts as absent
+            continue
+        cell_id = (header.eval.metadata or {}).get("cell_id")
+        if cell_id is None:
+            continue
+        current = status.get(cell_id)
+        if current is None or rank.get(header.status, 0) > rank.get(current, 0):
+            status[cell_id] = header.status
+    return status
+
+
+def _log_files(log_dir: Path) -> set[str]:
+    return {p.name for p in log_dir.glob("*.eval")} | {
+        p.name for p in log_dir.glob("*.json") if p.name not in ("logs.json", "eval-set.json")
+    }
+
+
+# --------------------------------------------------------------------------- running
+
+
+@dataclass
+class RunSummary:
+    """The outcome of one ``run_study`` call.
+
+    ``ran`` are the cells evaluated by this call (started or resumed), ``skipped`` those
+    already complete; ``new_logs`` the log files this call created.
+    """
+
+    study: str
+    log_dir: str
+    executor: str
+    dry_run: bool
+    cells: int
+    ran: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    new_logs: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    plan: Plan | None = None
+
+    @property
+    def success(self) -> bool:
+        """True when every cell of the study has a successful log."""
+        return not self.failed and len(self.ran) + len(self.skipped) == self.cells
+
+
+_EVAL_DEFAULTS: dict[str, Any] = {
+    "display": "none",
+    "log_dir_allow_dirty": True,  # lm-eval cells and other cells' logs share the dir
+    "retry_attempts": 1,
+    "retry_immediate": True,
+    "retry_wait": 1,
+    "ctl_server": False,
+}
+
+
+def _eval_cells(study_path: str, cell_ids: Sequence[str], log_dir: str,
+                max_tasks: int | None, eval_kwargs: dict[str, Any]) -> bool:
+    """Evaluate the Inspect-stack cells ``cell_ids`` into ``log_dir`` with ``eval_set``.
+
+    Takes the study path (not objects) so a Ray worker can call it after unpickling.
+    """
+    from inspect_ai import eval_set
+
+    study = load_study(study_path)
+    wanted = set(cell_ids)
+    tasks = [build_task(cell, study) for cell in study.cells() if cell.id in wanted]
+    if not tasks:
+        return True
+    success, _ = eval_set(
+        tasks, log_dir=log_dir, limit=study.limit, max_tasks=max_tasks,
+        **{**_EVAL_DEFAULTS, **eval_kwargs},
+    )
+    return bool(success)
+
+
+def _run_lmeval_cells(study: Study, cells: Sequence[Cell], log_dir: str) -> None:
+    from harness.factorial.lmeval_stack import run_lmeval_cell
+
+    for cell in cells:
+        run_lmeval_cell(cell, study, log_dir)
+
+
+def _run_ray(study_path: str, cells: Sequence[Cell], log_dir: str,
+             eval_kwargs: dict[str, Any]) -> None:
+    """One Ray task per cell, each running its own eval_set into the shared log dir."""
+    import ray
+
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(include_dashboard=False, log_to_driver=False)
+    try:
+        remote = ray.remote(num_cpus=1, max_retries=0)(_eval_cells)
+        refs = [remote.remote(study_path, [cell.id], log_dir, 1, eval_kwargs)
+                for cell in cells]
+        ray.get(refs)
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def run_study(
+    study_path: str | Path,
+    log_dir: str | Path | None = None,
+    dry_run: bool = False,
+    executor: Executor = "local",
+    max_tasks: int | None = None,
+    **eval_kwargs: Any,
+) -> RunSummary:
+    """Run (or resume) every cell of a study; only missing or failed cells are evaluated.
+
+    Args:
+        study_path: The study YAML file.
+        log_dir: Where logs go (default ``logs/studies/<study name>/``); one dir per study.
+        dry_run: Plan only (cells, samples, estimate); nothing is evaluated.
+        executor: ``local`` (one ``eval_set`` over all cells, ``max_tasks`` in parallel) or
+            ``ray`` (one Ray task per cell, local Ray started if none is running).
+        max_tasks: Cells evaluated in parallel by the local executor (default: Inspect's).
+        **eval_kwargs: Passed to ``eval_set`` (e.g. ``max_samples``, ``display``).
+    """
+    study = load_study(study_path)
+    directory = Path(log_dir) if log_dir is not None else default_log_dir(study)
+    cells = study.cells()
+    summary = RunSummary(study=study.name, log_dir=str(directory), executor=executor,
+                         dry_run=dry_run, cells=len(cells))
+    if dry_run:
+        summary.plan = plan(study, directory)
+        return summary
+
+    start = time.monotonic()
+    directory.mkdir(parents=True, exist_ok=True)
+    before = _log_files(directory)
+    status = cell_status(directory)
+    todo = [c for c in cells if status.get(c.id) != "success"]
+    summary.skipped = [c.id for c in cells if status.get(c.id) == "success"]
+    summary.ran = [c.id for c in todo]
+
+    inspect_cells = [c for c in todo if c.stack == "inspect"]
+    lmeval_cells = [c for c in todo if c.stack == "lm-eval"]
+    if inspect_cells:
+        if executor == "ray":
+            _run_ray(str(study_path), inspect_cells, str(directory), eval_kwargs)
+        elif executor == "local":
+            _eval_cells(str(study_path), [c.id for c in inspect_cells], str(directory),
+                        max_tasks, eval_kwargs)
+        else:
+            raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
+    if lmeval_cells:
+        _run_lmeval_cells(study, lmeval_cells, str(directory))
+
+    after = cell_status(directory)
+    summary.failed = [c.id for c in todo if after.get(c.id) != "success"]
+    summary.new_logs = sorted(_log_files(directory) - before)
+    summary.seconds = time.monotonic() - start
+    return summary

@@ -1,0 +1,453 @@
+"""Study files: a factorial experiment over evaluation components, as validated YAML.
+
+A study says what to measure (``response``: tasks and score keys), which components vary
+(``factors``, each bound to the part of the evaluation it changes), how cells are chosen
+(``design``), and how the run is replicated. It is data, expanded into cells the way HELM
+expands run specs, so the grid is never a nest of loops::
+
+    name: arith-demo
+    response:
+      tasks: [{name: harness/arithmetic, args: {n: 20}}]
+      scores: [exact_integer]
+    factors:
+      - {name: model, binds_to: model,
+         levels: [scripted/arith-oracle, scripted/arith-left-to-right]}
+      - {name: prompt, binds_to: task_args, key: prompt_style, levels: [plain, instructive]}
+    design: {type: full}
+
+Why line numbers: a study is edited by hand, and pydantic's error locations
+(``factors.1.levels``) are hard to find in a long file. :func:`load_study` maps every
+location back to the YAML node it came from, so every error reads
+``study.yaml:12: factors[1].levels: Field required``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness.factorial import design as _design
+
+__all__ = [
+    "Analysis",
+    "Binding",
+    "Causal",
+    "Cell",
+    "DesignSpec",
+    "Factor",
+    "Level",
+    "Replicates",
+    "Response",
+    "Study",
+    "StudyError",
+    "TaskSpec",
+    "load_study",
+    "parse_study",
+]
+
+Binding = Literal[
+    "model", "model_args", "generate_config", "task_args", "solver", "sandbox",
+    "intervention", "stack",
+]
+"""What a factor changes. ``key`` picks one entry of the dict-valued bindings."""
+
+_KEYED: frozenset[str] = frozenset({"model_args", "generate_config", "task_args"})
+_STACKS = ("inspect", "lm-eval")
+
+
+class StudyError(ValueError):
+    """A study file is malformed; the message names the file, line and field path."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Level(_Strict):
+    """One level of a factor: a short label (used in tags, tables) and the bound value."""
+
+    label: str
+    value: Any = None
+
+
+class TaskSpec(_Strict):
+    """A task to run: a registered name (``harness/arithmetic``) or a path, with fixed args."""
+
+    name: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class Response(_Strict):
+    """What is measured: the tasks and the score keys (scorer names / ``scorer/key``)."""
+
+    tasks: list[TaskSpec] = Field(min_length=1)
+    scores: list[str] = Field(default_factory=list)
+
+    @field_validator("tasks", mode="before")
+    @classmethod
+    def _task_shorthand(cls, value: Any) -> Any:
+        # ``tasks: [harness/arithmetic]`` is shorthand for ``[{name: harness/arithmetic}]``
+        if isinstance(value, list):
+            return [{"name": v} if isinstance(v, str) else v for v in value]
+        return value
+
+
+def _label(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float):
+        return str(value)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+class Factor(_Strict):
+    """A factor: its name, what it binds to, and its levels (values or {label, value})."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    binds_to: Binding
+    key: str | None = None
+    levels: list[Level] = Field(min_length=1)
+
+    @field_validator("levels", mode="before")
+    @classmethod
+    def _normalise_levels(cls, value: Any) -> Any:
+        # a bare value becomes {label: str(value), value: value}; {label, value} is kept
+        if not isinstance(value, list):
+            return value
+        out: list[Any] = []
+        for item in value:
+            if isinstance(item, dict) and "label" in item:
+                out.append(item)
+            else:
+                out.append({"label": _label(item), "value": item})
+        return out
+
+    @field_validator("levels")
+    @classmethod
+    def _distinct_labels(cls, value: list[Level]) -> list[Level]:
+        labels = [level.label for level in value]
+        duplicated = sorted({x for x in labels if labels.count(x) > 1})
+        if duplicated:
+            raise ValueError(f"duplicate level labels {duplicated}")
+        return value
+
+    def label_of(self, value: Any) -> str:
+        """The label of the level whose value is ``value`` (for reading logs back)."""
+        for level in self.levels:
+            if level.value == value:
+                return level.label
+        raise KeyError(value)
+
+
+class DesignSpec(_Strict):
+    """Which cells run: all (``full``), a 2^(k-p) ``fractional`` or a ``random`` subset."""
+
+    type: Literal["full", "fractional", "random"] = "full"
+    generators: list[str] | None = None
+    resolution: int | None = Field(default=None, ge=3)
+    budget: int | None = Field(default=None, ge=1)
+    seed: int = 0
+
+
+class Replicates(_Strict):
+    """Replication: Inspect epochs per sample and/or seeds (each seed is a set of cells)."""
+
+    epochs: int = Field(default=1, ge=1)
+    seeds: list[int] | None = None
+    seed_binds_to: Literal["generate_config", "task_args"] = "generate_config"
+    seed_key: str = "seed"
+
+
+class Causal(_Strict):
+    """Which factors may affect which (``a -> b``); ``score`` names the response."""
+
+    edges: list[tuple[str, str]] = Field(default_factory=list)
+
+    @field_validator("edges", mode="before")
+    @classmethod
+    def _arrows(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [
+                tuple(part.strip() for part in v.split("->", 1))
+                if isinstance(v, str) and "->" in v else v
+                for v in value
+            ]
+        return value
+
+
+class Analysis(_Strict):
+    """Options handed to the analysis: interaction order, model family, item handling."""
+
+    order: int = Field(default=2, ge=1)
+    family: Literal["auto", "gaussian", "binomial"] = "auto"
+    item_mode: Literal["fixed", "cluster", "random", "none"] = "cluster"
+
+
+class Study(_Strict):
+    """A validated study. ``source`` is the file it came from (for error messages, logs)."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    response: Response
+    factors: list[Factor] = Field(min_length=1)
+    design_spec: DesignSpec = Field(default_factory=DesignSpec, alias="design")
+    replicates: Replicates = Field(default_factory=Replicates)
+    blocking: Literal["item", "none"] = "item"
+    limit: int | None = Field(default=None, ge=1)
+    causal: Causal | None = None
+    analysis: Analysis = Field(default_factory=Analysis)
+    intervention_seed: int = 0
+    source: str | None = Field(default=None, exclude=True)
+
+    def factor(self, name: str) -> Factor:
+        """The factor called ``name``."""
+        for factor in self.factors:
+            if factor.name == name:
+                return factor
+        raise KeyError(name)
+
+    def design(self) -> _design.Design:
+        """The factorial design over level labels (full, fractional or a random subset)."""
+        spec = {f.name: [level.label for level in f.levels] for f in self.factors}
+        if self.design_spec.type == "fractional":
+            built = _design.fractional_factorial(
+                spec, generators=self.design_spec.generators,
+                resolution=self.design_spec.resolution,
+            )
+        else:
+            built = _design.full_factorial(spec)
+        if self.design_spec.type == "random":
+            assert self.design_spec.budget is not None
+            built = _design.random_subset(built, self.design_spec.budget, self.design_spec.seed)
+        return built
+
+    def cells(self) -> list[Cell]:
+        """Expand the design into cells (x tasks x replicate seeds), in a stable order."""
+        rows = [{k: str(v) for k, v in cell.levels.items()} for cell in self.design().cells]
+        tasks = self.response.tasks
+        seeds: Sequence[int | None] = self.replicates.seeds or [None]
+        cells: list[Cell] = []
+        for task, seed, row in itertools.product(tasks, seeds, rows):
+            cells.append(_bind(self, task, seed, row))
+        return cells
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell: the factor levels (labels) and everything they bind to.
+
+    ``id`` is a hash of the cell's task, factor labels and replicate seed, so it is stable
+    across reruns and independent of the cell's position in the design.
+    """
+
+    id: str
+    study: str
+    levels: dict[str, str]
+    task: str
+    task_args: dict[str, Any] = field(default_factory=dict)
+    model: str | None = None
+    model_args: dict[str, Any] = field(default_factory=dict)
+    generate_config: dict[str, Any] = field(default_factory=dict)
+    solver: Any = None
+    sandbox: Any = None
+    intervention: str = "none"
+    intervention_seed: int = 0
+    stack: str = "inspect"
+    replicate_seed: int | None = None
+
+    @property
+    def tags(self) -> list[str]:
+        """``factor=level`` tags recorded on the eval log."""
+        tags = [f"{name}={label}" for name, label in self.levels.items()]
+        if self.replicate_seed is not None:
+            tags.append(f"replicate_seed={self.replicate_seed}")
+        return tags
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The eval log's ``metadata``: study name, cell id and factor levels."""
+        meta: dict[str, Any] = {"study": self.study, "cell_id": self.id,
+                                "factors": dict(self.levels)}
+        if self.replicate_seed is not None:
+            meta["replicate_seed"] = self.replicate_seed
+        return meta
+
+
+def _cell_id(task: TaskSpec, levels: dict[str, str], seed: int | None) -> str:
+    payload = json.dumps(
+        {"task": task.name, "args": task.args, "levels": levels, "seed": seed},
+        sort_keys=True, default=str,
+    )
+    return "c" + hashlib.sha256(payload.encode()).hexdigest()[:10]
+
+
+def _bind(study: Study, task: TaskSpec, seed: int | None, row: dict[str, str]) -> Cell:
+    """Turn one design row (factor -> level label) into a cell with its bindings."""
+    values: dict[str, Any] = {
+        "task_args": dict(task.args), "model": None, "model_args": {}, "generate_config": {},
+        "solver": None, "sandbox": None, "intervention": "none",
+        "intervention_seed": study.intervention_seed, "stack": "inspect",
+    }
+    for factor in study.factors:
+        label = row[factor.name]
+        value = next(level.value for level in factor.levels if level.label == label)
+        target = factor.binds_to
+        if target in _KEYED:
+            if factor.key is not None:
+                values[target][factor.key] = value
+            else:
+                values[target].update(value)
+        elif target == "intervention":
+            if isinstance(value, dict):
+                values["intervention"] = str(value.get("name", "none"))
+                values["intervention_seed"] = int(value.get("seed", study.intervention_seed))
+            else:
+                values["intervention"] = "none" if value is None else str(value)
+        else:
+            values[target] = value
+    if seed is not None:
+        values[study.replicates.seed_binds_to][study.replicates.seed_key] = seed
+    return Cell(
+        id=_cell_id(task, row, seed), study=study.name, levels=dict(row), task=task.name,
+        replicate_seed=seed, **values,
+    )
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _node_lines(node: yaml.Node, path: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], int]:
+    """Map every node path (keys and list indexes) to its 1-based line in the file."""
+    lines = {path: node.start_mark.line + 1}
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = key_node.value
+            lines.update(_node_lines(value_node, (*path, key)))
+            lines[(*path, key)] = key_node.start_mark.line + 1  # the key's own line
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            lines.update(_node_lines(item, (*path, index)))
+    return lines
+
+
+def _format_loc(loc: Sequence[Any]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "<study>"
+
+
+def _line_for(loc: Sequence[Any], lines: dict[tuple[Any, ...], int]) -> int:
+    """The line of the deepest existing node on ``loc`` (a missing field: its parent)."""
+    path = tuple(loc)
+    while path and path not in lines:
+        path = path[:-1]
+    return lines.get(path, 1)
+
+
+def _clean_loc(loc: Sequence[Any]) -> tuple[Any, ...]:
+    # drop pydantic's union/validator tags (e.g. 'function-after[...]', 'list[...]')
+    return tuple(p for p in loc if isinstance(p, int) or "[" not in str(p))
+
+
+def _semantic_errors(study: Study) -> list[tuple[tuple[Any, ...], str]]:
+    """Checks that span fields (pydantic checks one field at a time)."""
+    errors: list[tuple[tuple[Any, ...], str]] = []
+    names = [f.name for f in study.factors]
+    for i, factor in enumerate(study.factors):
+        if names.index(factor.name) != i:
+            errors.append((("factors", i, "name"), f"duplicate factor name {factor.name!r}"))
+        if factor.binds_to in _KEYED and factor.key is None:
+            bad = [j for j, lv in enumerate(factor.levels) if not isinstance(lv.value, dict)]
+            if bad:
+                errors.append(((("factors", i, "levels", bad[0])),
+                               f"binds_to {factor.binds_to} without `key` needs mapping "
+                               "values (or give `key`)"))
+        if factor.binds_to == "stack":
+            for j, level in enumerate(factor.levels):
+                if level.value not in _STACKS:
+                    errors.append((("factors", i, "levels", j),
+                                   f"stack must be one of {list(_STACKS)}, got {level.value!r}"))
+        if factor.binds_to == "model":
+            for j, level in enumerate(factor.levels):
+                if not isinstance(level.value, str) or "/" not in level.value:
+                    errors.append((("factors", i, "levels", j),
+                                   f"a model level is 'provider/name', got {level.value!r}"))
+    has_model = any(f.binds_to == "model" for f in study.factors)
+    if not has_model:
+        errors.append((("factors",), "no factor binds_to model (every cell needs a model)"))
+    design = study.design_spec
+    if design.type == "fractional":
+        for i, factor in enumerate(study.factors):
+            if len(factor.levels) != 2:
+                errors.append((("factors", i, "levels"),
+                               "a fractional design needs exactly 2 levels per factor"))
+        if (design.generators is None) == (design.resolution is None):
+            errors.append((("design",), "fractional design needs `generators` or `resolution`"))
+    if design.type == "random" and design.budget is None:
+        errors.append((("design", "budget"), "random design needs `budget`"))
+    if study.causal is not None:
+        known = set(names) | {"score", *study.response.scores}
+        for j, (a, b) in enumerate(study.causal.edges):
+            for end in (a, b):
+                if end not in known:
+                    errors.append((("causal", "edges", j),
+                                   f"unknown node {end!r} (factors, 'score' or a score key)"))
+    return errors
+
+
+def parse_study(text: str, source: str = "<study>") -> Study:
+    """Validate a study from YAML text; errors are :class:`StudyError` with line numbers."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else 1
+        raise StudyError(f"{source}:{line}: not valid YAML: {exc}") from None
+    if node is None or not isinstance(data, dict):
+        raise StudyError(f"{source}:1: <study>: a study is a YAML mapping")
+    lines = _node_lines(node)
+    try:
+        study = Study.model_validate({**data, "source": source})
+    except ValidationError as exc:
+        messages = []
+        for err in exc.errors():
+            loc = _clean_loc(err["loc"])
+            messages.append(f"{source}:{_line_for(loc, lines)}: {_format_loc(loc)}: {err['msg']}")
+        raise StudyError("\n".join(messages)) from None
+    problems = _semantic_errors(study)
+    if problems:
+        raise StudyError("\n".join(
+            f"{source}:{_line_for(loc, lines)}: {_format_loc(loc)}: {msg}"
+            for loc, msg in problems
+        ))
+    try:
+        study.cells()  # designs can fail (e.g. bad generators): report them as study errors
+    except ValueError as exc:
+        raise StudyError(f"{source}:{_line_for(('design',), lines)}: design: {exc}") from None
+    return study
+
+
+def load_study(path: str | Path) -> Study:
+    """Load and validate a study file (see :class:`Study`); raises :class:`StudyError`."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise StudyError(f"{path}: cannot read study file: {exc.strerror}") from None
+    return parse_study(text, source=str(path))

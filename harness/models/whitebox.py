@@ -1,0 +1,359 @@
+"""White-box SmolLM2 through transformers: logits, hidden states and the KV cache, on CPU.
+
+Methods that read activations or edit the KV cache need a torch model, not llama.cpp. This
+module dequantises the bundled GGUF (see :mod:`harness.models.weights`) once into a plain HF
+folder, then loads it with ``local_files_only=True``::
+
+    from harness.models.whitebox import WhiteBoxLM
+    lm = WhiteBoxLM.load()                      # builds ~/.cache/evalsuite/smollm2-135m-hf once
+    lm.logits("The capital of France is")       # [seq, vocab]
+    lm.hidden_states("Hi", layers=[0, -1])      # embeddings + one per layer (n_layers + 1)
+    out = lm.forward("Hi")                      # lm.cache_of(out): the KV cache (a Cache)
+    lm.forward(" there", cache=lm.cache_of(out))  # continue from the cached prefix
+
+    inspect eval TASK --model whitebox/smollm2-135m         # this module's ModelAPI
+    HF_HUB_OFFLINE=1 inspect eval TASK --model hf/smollm2 \\
+        -M model_path=$(python -c "from harness.models.whitebox import ensure_hf_copy; print(ensure_hf_copy())") \\
+        -M device=cpu                                       # Inspect's own hf/ provider
+
+Dequantising and saving (transformers 5.x): ``from_pretrained(dir, gguf_file=...)`` keeps
+GGUF weights in their quantised blocks behind a ``GgufHfQuantizer`` whose
+``is_serializable()`` is False, so ``save_pretrained`` raises "The model is quantized with
+gguf and is not serializable". Passing ``quantization_config=GgufConfig(dequantize=True)``
+unpacks every tensor to fp32 and attaches no quantizer, and the model then saves; tied
+embeddings (``tie_word_embeddings=True``) are written once and re-tied on load. The tokenizer
+converted from the GGUF saves load-time kwargs (``is_local``, ``local_files_only``) into
+``tokenizer_config.json`` and an unbounded ``model_max_length``; :func:`ensure_hf_copy`
+removes the former and sets the latter to the model's context length. Both steps write into a
+temporary folder that is renamed into place, so concurrent test workers never see half a copy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+)
+from inspect_ai.model._model_output import ChatCompletionChoice, StopReason
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from harness.models.toolprompt import OPEN_TAG, forced_tools, parse_tool_calls, to_chat
+from harness.models.weights import SMOLLM2_NAMES, hf_cache_dir, resolve_gguf
+
+DEFAULT_TEMPERATURE = 0.2
+DEFAULT_TOP_P = 0.9
+"""Sampling when the task sets none: SmolLM2's model-card values (greedy decoding of a 135M
+model falls into repetition loops); same defaults as the ``embedded/`` provider."""
+
+Prompt = str | list[dict[str, str]]
+"""Raw text (tokenised as is) or chat messages (rendered with the chat template)."""
+
+_MARKER = "evalsuite-source.json"
+_LOAD_KWARGS = ("is_local", "local_files_only")
+
+
+def _is_complete(folder: Path, source: dict[str, Any]) -> bool:
+    marker = folder / _MARKER
+    if not marker.is_file() or not (folder / "config.json").is_file():
+        return False
+    return bool(json.loads(marker.read_text()) == source)
+
+
+def ensure_hf_copy(
+    gguf: str | os.PathLike[str] | None = None, out: str | os.PathLike[str] | None = None
+) -> Path:
+    """Dequantise ``gguf`` (default: bundled SmolLM2) into an HF folder once; return the folder.
+
+    The folder is reused while a marker file records the same GGUF (path, size, mtime).
+    """
+    source_path = resolve_gguf("smollm2-135m", gguf)
+    folder = Path(out) if out is not None else hf_cache_dir()
+    stat = source_path.stat()
+    source = {"gguf": str(source_path.resolve()), "size": stat.st_size, "mtime": stat.st_mtime}
+    if _is_complete(folder, source):
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+    try:
+        _dequantise(source_path, staging)
+        (staging / _MARKER).write_text(json.dumps(source))
+        if folder.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+        try:
+            staging.rename(folder)
+        except OSError:  # another process won the race; use its copy if it is complete
+            if not _is_complete(folder, source):
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return folder
+
+
+def _dequantise(gguf: Path, out: Path) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    kwargs: dict[str, Any] = {"gguf_file": gguf.name, "dtype": torch.float32}
+    try:  # transformers >= 5: ask for dense weights, else the model is not serialisable
+        from transformers import GgufConfig
+
+        kwargs["quantization_config"] = GgufConfig(dequantize=True)
+    except ImportError:  # transformers 4.x always dequantises
+        pass
+    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), **kwargs)
+    model.save_pretrained(out)
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    tokenizer.save_pretrained(out)
+    config_path = out / "tokenizer_config.json"
+    config = json.loads(config_path.read_text())
+    for key in _LOAD_KWARGS:
+        config.pop(key, None)
+    config["model_max_length"] = int(model.config.max_position_embeddings)
+    config_path.write_text(json.dumps(config, indent=2))
+
+
+@dataclass
+class Generation:
+    """Result of :meth:`WhiteBoxLM.generate`."""
+
+    text: str
+    prompt_tokens: int
+    output_tokens: int
+    finish_reason: str  # "stop" (EOS or stop string) or "length"
+    cache: Any = None
+    """The KV cache (transformers ``Cache``, a.k.a. ``past_key_values``) when requested."""
+
+
+class WhiteBoxLM:
+    """A causal LM with its tokenizer, exposing logits, hidden states and the KV cache.
+
+    Not thread-safe; :class:`WhiteBoxModelAPI` serialises calls with a lock.
+    """
+
+    def __init__(self, model: Any, tokenizer: Any) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.n_layers: int = int(model.config.num_hidden_layers)
+        # transformers 5.x renamed the KV-cache argument `past_key_values` -> `cache`
+        params = inspect.signature(model.forward).parameters
+        self._cache_arg = "cache" if "cache" in params else "past_key_values"
+
+    @classmethod
+    def load(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        device: str = "cpu",
+        dtype: str = "float32",
+    ) -> WhiteBoxLM:
+        """Load an HF folder offline (default: the dequantised SmolLM2, built if missing)."""
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        folder = Path(path) if path is not None else ensure_hf_copy()
+        model = AutoModelForCausalLM.from_pretrained(
+            folder, local_files_only=True, dtype=getattr(torch, dtype)
+        ).to(device)
+        model.eval()
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        return cls(model, tokenizer)
+
+    @property
+    def device(self) -> Any:
+        """Device of the model's parameters."""
+        return self.model.device
+
+    def chat_prompt(self, messages: list[dict[str, str]]) -> str:
+        """Messages rendered with the tokenizer's chat template, ending with the reply header."""
+        text: str = self.tokenizer.apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=True
+        )
+        return text
+
+    def encode(self, prompt: Prompt) -> Any:
+        """Token ids ``[1, seq]`` of a raw string or chat (no BOS is added: SmolLM2 has none)."""
+        text = prompt if isinstance(prompt, str) else self.chat_prompt(prompt)
+        ids = self.tokenizer(text, return_tensors="pt", add_special_tokens=False).input_ids
+        return ids.to(self.device)
+
+    def forward(self, prompt: Prompt, cache: Any = None, **kwargs: Any) -> Any:
+        """One forward pass (no grad) returning the HF output; its KV cache is ``cache_of(out)``.
+
+        Pass ``cache`` from an earlier call to continue from a cached prefix; ``prompt`` is
+        then only the new tokens. Extra kwargs go to the model (e.g. ``output_attentions``).
+        """
+        import torch
+
+        ids = self.encode(prompt)
+        with torch.inference_mode():
+            return self.model(input_ids=ids, use_cache=True, **{self._cache_arg: cache}, **kwargs)
+
+    @staticmethod
+    def cache_of(output: Any) -> Any:
+        """The KV cache of a forward/generate output, whatever this transformers calls it."""
+        cache = getattr(output, "cache", None)
+        return cache if cache is not None else getattr(output, "past_key_values", None)
+
+    def logits(self, prompt: Prompt) -> Any:
+        """Next-token logits at every position: a float tensor ``[seq, vocab]``."""
+        return self.forward(prompt).logits[0]
+
+    def hidden_states(self, prompt: Prompt, layers: Sequence[int] | None = None) -> list[Any]:
+        """Residual stream ``[seq, hidden]`` per layer: index 0 is the embeddings, so all
+        ``n_layers + 1`` by default; ``layers`` selects some (negative indices allowed)."""
+        states = self.forward(prompt, output_hidden_states=True).hidden_states
+        chosen = range(len(states)) if layers is None else layers
+        return [states[i][0] for i in chosen]
+
+    def generate(
+        self,
+        prompt: Prompt,
+        max_new_tokens: int = 64,
+        temperature: float = 0.0,
+        top_p: float | None = None,
+        top_k: int | None = None,
+        seed: int | None = None,
+        stop: Sequence[str] = (),
+        return_cache: bool = False,
+    ) -> Generation:
+        """Sample (greedy when ``temperature == 0``) up to ``max_new_tokens`` tokens."""
+        import torch
+
+        ids = self.encode(prompt)
+        sampling: dict[str, Any] = {"do_sample": temperature > 0}
+        if temperature > 0:
+            sampling.update(temperature=temperature, top_p=top_p or 1.0, top_k=top_k or 0)
+        else:  # silence the generation_config's sampling defaults
+            sampling.update(temperature=None, top_p=None, top_k=None)
+        if stop:
+            sampling.update(stop_strings=list(stop), tokenizer=self.tokenizer)
+        if seed is not None:
+            torch.manual_seed(seed)
+        with torch.inference_mode():
+            out = self.model.generate(
+                ids,
+                attention_mask=torch.ones_like(ids),
+                max_new_tokens=max_new_tokens,
+                pad_token_id=self.tokenizer.eos_token_id,
+                return_dict_in_generate=True,
+                **sampling,
+            )
+        new = out.sequences[0, ids.shape[1] :]
+        text = self.tokenizer.decode(new, skip_special_tokens=True)
+        for s in stop:  # generate() stops *after* a stop string; drop it like llama.cpp does
+            text = text.split(s)[0]
+        finish = "length" if len(new) >= max_new_tokens else "stop"
+        cache = self.cache_of(out) if return_cache else None
+        return Generation(text, int(ids.shape[1]), int(len(new)), finish, cache)
+
+
+_LMS: dict[tuple[str, str, str], tuple[WhiteBoxLM, threading.Lock]] = {}
+_LMS_LOCK = threading.Lock()
+
+
+def shared_lm(
+    path: str | None = None, device: str = "cpu", dtype: str = "float32"
+) -> tuple[WhiteBoxLM, threading.Lock]:
+    """One :class:`WhiteBoxLM` per (folder, device, dtype) per process, with its lock."""
+    folder = str(Path(path) if path else ensure_hf_copy())
+    key = (folder, device, dtype)
+    with _LMS_LOCK:
+        if key not in _LMS:
+            _LMS[key] = (WhiteBoxLM.load(folder, device, dtype), threading.Lock())
+        return _LMS[key]
+
+
+class WhiteBoxModelAPI(ModelAPI):
+    """``whitebox/smollm2-135m`` (or ``whitebox/x -M model_path=HF_DIR``) as an Inspect model.
+
+    Same prompt-based tool calling as ``embedded/`` (without grammar: a forced tool only
+    pre-fills the ``<tool_call>`` tag). Args: ``-M device=cpu -M dtype=float32``.
+    """
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        model_path: str | None = None,
+        device: str = "cpu",
+        dtype: str = "float32",
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name, base_url, api_key, [], config)
+        if model_args:
+            raise ValueError(f"unknown model args for whitebox/: {sorted(model_args)}")
+        if model_path is None and model_name.lower() not in SMOLLM2_NAMES:
+            raise ValueError(f"unknown whitebox model {model_name!r}: pass -M model_path=HF_DIR")
+        self.lm, self._lock = shared_lm(model_path, device, dtype)
+
+    def max_tokens(self) -> int | None:
+        """Default completion budget when the task sets none."""
+        return 512
+
+    def max_connections(self) -> int:
+        """One model, one lock: let Inspect queue requests."""
+        return 1
+
+    async def count_text_tokens(self, text: str) -> int:
+        """Exact count with the model's tokenizer (never tiktoken)."""
+        return len(self.lm.tokenizer(text, add_special_tokens=False).input_ids)
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        """Render the chat, generate off the event loop, parse tool calls."""
+        prompt = self.lm.chat_prompt(to_chat(input, tools, tool_choice))
+        forced = bool(forced_tools(tools, tool_choice))
+        if forced:
+            prompt += OPEN_TAG
+        gen = await asyncio.to_thread(self._generate, prompt, config)
+        text = OPEN_TAG + gen.text if forced else gen.text
+        content, calls = parse_tool_calls(text, tools if tool_choice != "none" else [])
+        stop: StopReason = "tool_calls" if calls else "max_tokens"
+        if not calls and gen.finish_reason == "stop":
+            stop = "stop"
+        message = ChatMessageAssistant(
+            content=content, tool_calls=calls or None, model=self.model_name, source="generate"
+        )
+        return ModelOutput(
+            model=self.model_name,
+            choices=[ChatCompletionChoice(message=message, stop_reason=stop)],
+            usage=ModelUsage(
+                input_tokens=gen.prompt_tokens,
+                output_tokens=gen.output_tokens,
+                total_tokens=gen.prompt_tokens + gen.output_tokens,
+            ),
+        )
+
+    def _generate(self, prompt: str, config: GenerateConfig) -> Generation:
+        with self._lock:
+            return self.lm.generate(
+                prompt,
+                max_new_tokens=config.max_tokens or 512,
+                temperature=DEFAULT_TEMPERATURE if config.temperature is None else config.temperature,
+                top_p=DEFAULT_TOP_P if config.top_p is None else config.top_p,
+                top_k=config.top_k,
+                seed=config.seed,
+                stop=list(config.stop_seqs or []),
+            )

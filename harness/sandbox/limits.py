@@ -1,0 +1,179 @@
+"""Resource limits and configuration for the ``bwrap`` sandbox.
+
+Kept apart from the provider so the limits can be read, validated and tested without
+starting a sandbox. A task picks its limits with any of::
+
+    sandbox="bwrap"                                  # the defaults below
+    sandbox=("bwrap", "limits.yaml")                 # a YAML or JSON file (flat mapping)
+    sandbox=SandboxEnvironmentSpec("bwrap", BwrapConfig(memory_bytes="1GiB", pids=64))
+
+Every limit is enforced per exec: ``timeout_s`` by the provider (wall clock), the
+rest as rlimits set with ``prlimit`` just before ``bwrap`` starts (``pids`` counts
+the tasks of the sandbox's own host uid, which is why the provider runs each sample
+as a fresh unprivileged uid) and as tmpfs sizes for ``/tmp`` and ``/dev/shm``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+KiB = 1024
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+
+DEFAULT_TIMEOUT_S = 600
+DEFAULT_CPU_S = 600
+DEFAULT_MEMORY_BYTES = 2 * GiB
+DEFAULT_PIDS = 256
+DEFAULT_FILE_SIZE_BYTES = 1 * GiB
+DEFAULT_OPEN_FILES = 1024
+DEFAULT_TMP_BYTES = 256 * MiB
+
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
+_UNIT = {"": 1, "k": KiB, "m": MiB, "g": GiB, "t": 1024 * GiB}
+
+
+def parse_size(value: int | str) -> int:
+    """Bytes from an int or a string such as ``"512M"``, ``"2GiB"`` or ``"1.5g"``.
+
+    Units are binary (K = 1024) whether or not the ``i`` is written: limits are
+    about memory pages and file blocks, where nobody means powers of ten.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"not a size: {value!r}")
+    if isinstance(value, int):
+        return value
+    match = _SIZE_RE.match(value)
+    if match is None:
+        raise ValueError(f"not a size: {value!r} (expected e.g. 512M, 2GiB, 1048576)")
+    number, unit, _ = match.groups()
+    return int(float(number) * _UNIT[unit.lower()])
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Per-exec limits of a bwrap sandbox (all positive; sizes in bytes)."""
+
+    timeout_s: int = DEFAULT_TIMEOUT_S
+    """Wall-clock limit of an exec that passes no ``timeout`` of its own."""
+    cpu_s: int = DEFAULT_CPU_S
+    """RLIMIT_CPU of each process (a process tree can use more; wall time bounds it)."""
+    memory_bytes: int = DEFAULT_MEMORY_BYTES
+    """RLIMIT_AS: address space of each process."""
+    pids: int = DEFAULT_PIDS
+    """RLIMIT_NPROC: tasks (processes and threads) of the sandbox, bwrap's own included."""
+    file_size_bytes: int = DEFAULT_FILE_SIZE_BYTES
+    """RLIMIT_FSIZE: largest file a process may write."""
+    open_files: int = DEFAULT_OPEN_FILES
+    """RLIMIT_NOFILE."""
+    tmp_bytes: int = DEFAULT_TMP_BYTES
+    """Size of each in-memory tmpfs (``/tmp`` and ``/dev/shm``), fresh per exec."""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"SandboxLimits.{f.name} must be a positive int, got {value!r}")
+
+    def prlimit_args(self) -> list[str]:
+        """Options for util-linux ``prlimit`` (soft = hard, so the payload can't raise them)."""
+        return [
+            f"--as={self.memory_bytes}",
+            f"--nproc={self.pids}",
+            f"--fsize={self.file_size_bytes}",
+            f"--cpu={self.cpu_s}",
+            f"--nofile={self.open_files}",
+            "--core=0",
+        ]
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> SandboxLimits:
+        """Limits from a mapping of field names; sizes may be strings like ``"1GiB"``."""
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown sandbox limits: {sorted(unknown)}; known: {sorted(known)}")
+        values = {
+            k: parse_size(v) if k.endswith("_bytes") else int(v) for k, v in data.items()
+        }
+        return cls(**values)
+
+
+class BwrapConfig(BaseModel):
+    """Pydantic sandbox config for ``bwrap``: the limits plus what else to expose.
+
+    Inspect serialises a config object into the eval log and rebuilds it through the
+    provider's ``config_deserialize``, hence a pydantic model rather than the dataclass.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    timeout_s: int = DEFAULT_TIMEOUT_S
+    cpu_s: int = DEFAULT_CPU_S
+    memory_bytes: int = DEFAULT_MEMORY_BYTES
+    pids: int = DEFAULT_PIDS
+    file_size_bytes: int = DEFAULT_FILE_SIZE_BYTES
+    open_files: int = DEFAULT_OPEN_FILES
+    tmp_bytes: int = DEFAULT_TMP_BYTES
+    ro_binds: list[str] = Field(default_factory=list)
+    """Extra host paths to expose read-only at the same path (e.g. a data set)."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Environment given to every exec (an exec's own ``env`` wins)."""
+
+    @field_validator("memory_bytes", "file_size_bytes", "tmp_bytes", mode="before")
+    @classmethod
+    def _size(cls, value: int | str) -> int:
+        return parse_size(value)
+
+    @field_validator("ro_binds")
+    @classmethod
+    def _absolute(cls, value: list[str]) -> list[str]:
+        for path in value:
+            if not path.startswith("/"):
+                raise ValueError(f"ro_binds entries must be absolute paths, got {path!r}")
+        return value
+
+    def limits(self) -> SandboxLimits:
+        """The limit fields as a ``SandboxLimits``."""
+        return SandboxLimits.from_mapping(
+            {f.name: getattr(self, f.name) for f in fields(SandboxLimits)}
+        )
+
+
+def load_config(
+    config: BaseModel | SandboxLimits | str | Path | Mapping[str, Any] | None,
+) -> BwrapConfig:
+    """Resolve whatever Inspect hands a provider into a ``BwrapConfig``.
+
+    ``None`` gives the defaults; a path names a YAML (``.yaml``/``.yml``) or JSON file
+    holding a flat mapping of ``BwrapConfig`` fields (relative paths resolve against the
+    current directory, which Inspect sets to the task's directory during init).
+    """
+    if config is None:
+        return BwrapConfig()
+    if isinstance(config, BwrapConfig):
+        return config
+    if isinstance(config, SandboxLimits):
+        return BwrapConfig(**{f.name: getattr(config, f.name) for f in fields(config)})
+    if isinstance(config, BaseModel):
+        return BwrapConfig.model_validate(config.model_dump())
+    if isinstance(config, Mapping):
+        return BwrapConfig.model_validate(dict(config))
+    path = Path(config)
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() in (".yaml", ".yml"):
+        import yaml  # deferred: only file-configured sandboxes need it
+
+        data = yaml.safe_load(text) or {}
+    else:
+        data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping of bwrap config fields")
+    return BwrapConfig.model_validate(data)
