@@ -182,7 +182,12 @@ daemon_answers() { timeout 5 docker info >/dev/null 2>&1; }
 
 step_dockerd() {
   if daemon_answers; then
-    log "dockerd: already running"
+    local server
+    server="$(docker version --format '{{.Server.Version}}' 2>/dev/null || true)"
+    if [[ "${server%%.*}" =~ ^[0-9]+$ ]] && [[ "${server%%.*}" -lt $MIN_ENGINE_MAJOR ]]; then
+      die "an old dockerd ($server) is running: stop it, then rerun this step"
+    fi
+    log "dockerd: already running ($server)"
     return 0
   fi
   local pidfile=/var/run/docker.pid

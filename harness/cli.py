@@ -17,7 +17,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Evaluation suite: benchmarks, sandboxes, factorial studies.")
 sandbox_app = typer.Typer(no_args_is_help=True, help="Sandbox images and checks.")
 app.add_typer(sandbox_app, name="sandbox")
-study_app = typer.Typer(no_args_is_help=True, help="Factorial studies: design, run, analyze, report.")
+study_app = typer.Typer(no_args_is_help=True,
+                        help="Factorial studies: design, run, analyze, report.")
 app.add_typer(study_app, name="study")
 leaderboard_app = typer.Typer(no_args_is_help=True, help="Leaderboards from Inspect logs.")
 app.add_typer(leaderboard_app, name="leaderboard")

@@ -24,8 +24,11 @@ from environments.arithmetic import generate_problems
 
 DEFAULT_N = 20
 DEFAULT_SEED = 0
-DEFAULT_PROMPT_STYLE = "plain"
-DEFAULT_AGENT = "react"
+PromptStyle = Literal["plain", "terse", "instructive"]
+AgentKind = Literal["react", "generate"]
+
+DEFAULT_PROMPT_STYLE: PromptStyle = "plain"
+DEFAULT_AGENT: AgentKind = "react"
 DEFAULT_MAX_TERMS = 4
 
 PROMPTS = {
@@ -65,8 +68,8 @@ def _solver(agent: str, tools: list[Tool]) -> Solver:
 def arithmetic(
     n: int = DEFAULT_N,
     seed: int = DEFAULT_SEED,
-    prompt_style: Literal["plain", "terse", "instructive"] = DEFAULT_PROMPT_STYLE,
-    agent: Literal["react", "generate"] = DEFAULT_AGENT,
+    prompt_style: PromptStyle = DEFAULT_PROMPT_STYLE,
+    agent: AgentKind = DEFAULT_AGENT,
     max_terms: int = DEFAULT_MAX_TERMS,
     sandbox: str | None = None,
 ) -> Task:

@@ -251,7 +251,10 @@ def plan(study: Study, log_dir: str | Path | None = None) -> Plan:
 
 
 def cell_status(log_dir: str | Path) -> dict[str, str]:
-    """Best status of each cell id found in the log dir's headers (``success`` wins)."""
+    """Best status of each cell id found in the log dir's headers (``success`` wins).
+
+    Searched recursively: the Ray executor writes each cell into its own sub-folder.
+    """
     directory = Path(log_dir)
     if not directory.is_dir():
         return {}
@@ -259,7 +262,7 @@ def cell_status(log_dir: str | Path) -> dict[str, str]:
 
     rank = {"success": 3, "started": 2, "cancelled": 1, "error": 1}
     status: dict[str, str] = {}
-    for info in list_eval_logs(str(directory), recursive=False):
+    for info in list_eval_logs(str(directory), recursive=True):
         try:
             header = read_eval_log(info, header_only=True)
         except Exception:  # an unreadable (e.g. half-written) log counts as absent
@@ -274,9 +277,9 @@ def cell_status(log_dir: str | Path) -> dict[str, str]:
 
 
 def _log_files(log_dir: Path) -> set[str]:
-    return {p.name for p in log_dir.glob("*.eval")} | {
-        p.name for p in log_dir.glob("*.json") if p.name not in ("logs.json", "eval-set.json")
-    }
+    from harness.results import list_logs
+
+    return {str(p.relative_to(log_dir)) for p in list_logs(log_dir)}
 
 
 # --------------------------------------------------------------------------- running
@@ -347,7 +350,11 @@ def _run_lmeval_cells(study: Study, cells: Sequence[Cell], log_dir: str) -> None
 
 def _run_ray(study_path: str, cells: Sequence[Cell], log_dir: str,
              eval_kwargs: dict[str, Any]) -> None:
-    """One Ray task per cell, each running its own eval_set into the shared log dir."""
+    """One Ray task per cell, each running its own eval_set into the shared log dir.
+
+    Each cell writes under ``<log_dir>/<cell id>/``: concurrent ``eval_set`` calls in one
+    folder race on its ``logs.json`` manifest (one reads another's half-written log).
+    """
     import ray
 
     started_here = not ray.is_initialized()
@@ -355,7 +362,8 @@ def _run_ray(study_path: str, cells: Sequence[Cell], log_dir: str,
         ray.init(include_dashboard=False, log_to_driver=False)
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(_eval_cells)
-        refs = [remote.remote(study_path, [cell.id], log_dir, 1, eval_kwargs)
+        refs = [remote.remote(study_path, [cell.id], str(Path(log_dir) / cell.id), 1,
+                              eval_kwargs)
                 for cell in cells]
         ray.get(refs)
     finally:

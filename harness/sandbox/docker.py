@@ -64,10 +64,16 @@ def parse_version(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in match.group(1).split(".")) if match else ()
 
 
+def _image_id(tag: str) -> str | None:
+    done = _run(["docker", "image", "inspect", "--format", "{{.Id}}", tag])
+    if done is None or done.returncode != 0:
+        return None
+    return done.stdout.strip() or None
+
+
 def image_exists(tag: str) -> bool:
     """Whether the local image store holds ``tag`` (False when docker does not answer)."""
-    done = _run(["docker", "image", "inspect", "--format", "{{.Id}}", tag])
-    return done is not None and done.returncode == 0
+    return _image_id(tag) is not None
 
 
 def docker_status(base_tag: str = DEFAULT_BASE_TAG) -> dict[str, Any]:
@@ -206,7 +212,8 @@ def build_base_image(
     tar -C ROOTFS -c . | docker import --change ... - TAG
     """
     say = progress or (lambda _msg: None)
-    if not rebuild and image_exists(tag):
+    old_id = _image_id(tag)
+    if old_id and not rebuild:
         say(f"{tag} already present")
         return tag
     server = _run(["docker", "version", "--format", "{{.Server.Version}}"], timeout=10)
@@ -238,6 +245,9 @@ def build_base_image(
         _import_rootfs(rootfs, tag, suite, packages)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    if old_id and old_id != _image_id(tag):
+        # the replaced image is now untagged; images built FROM it keep it alive (rm fails)
+        _run(["docker", "image", "rm", old_id], timeout=60)
     return tag
 
 

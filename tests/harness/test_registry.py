@@ -25,6 +25,6 @@ def test_task_runs_from_the_repo_folder(tmp_path: Path, monkeypatch: pytest.Monk
 def test_sandbox_and_model_apis_are_registered() -> None:
     import harness._registry  # noqa: F401
 
-    names = {getattr(o, "__registry_info__").name for o in registry_find(
+    names = {o.__registry_info__.name for o in registry_find(
         lambda info: info.type in ("modelapi", "sandboxenv"))}
     assert {"harness/scripted", "harness/embedded", "harness/bwrap"} <= names
