@@ -80,13 +80,13 @@ def build_base(
 @app.command()
 def demo(
     out: Annotated[Path, typer.Option(help="Output folder.")] = Path("demo-output"),
-    n: Annotated[int, typer.Option(help="Samples per run.")] = 10,
+    study: Annotated[Path | None, typer.Option(help="Another study YAML to run.")] = None,
 ) -> None:
     """Run the short demo: a benchmark with the embedded model and reference agents, then a
     leaderboard and a factorial report from those logs."""
-    from harness.demo import run_demo
+    from harness.demo import EXAMPLE_STUDY, run_demo
 
-    run_demo(out=out, n=n, console=console)
+    run_demo(out=out, console=console, study=study or EXAMPLE_STUDY)
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -127,8 +127,17 @@ def study_run(
     """Run (or resume) every cell of a study through Inspect's eval_set."""
     from harness.factorial.run import run_study
 
-    summary = run_study(study, log_dir=log_dir, dry_run=dry_run, executor=executor)
-    console.print(summary)
+    if executor not in ("local", "ray"):
+        raise typer.BadParameter("--executor must be local or ray")
+    summary = run_study(study, log_dir=log_dir, dry_run=dry_run,
+                        executor="ray" if executor == "ray" else "local")
+    if summary.plan is not None:
+        typer.echo(summary.plan.table())
+    if not dry_run:
+        console.print(f"ran {len(summary.ran)} cells, skipped {len(summary.skipped)} "
+                      f"(already complete), failed {len(summary.failed)}")
+        if not summary.success:
+            raise typer.Exit(1)
 
 
 @study_app.command("analyze")

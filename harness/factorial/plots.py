@@ -83,7 +83,7 @@ def level_means_plot(
     """
     factors = [f for f, pts in by_factor.items() if pts]
     n = max(len(factors), 1)
-    fig = Figure(figsize=(min(3.2 * n, 12.8), 3.2))
+    fig = Figure(figsize=(min(3.2 * n, 12.8), 3.4), layout="constrained")
     axes = fig.subplots(1, n, sharey=True, squeeze=False)[0]
     for ax, factor in zip(axes, factors, strict=False):
         points = list(by_factor[factor])

@@ -20,6 +20,7 @@ disagree. The HTML embeds its plots as base64 PNGs and uses no scripts, fonts or
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import importlib.metadata
 import json
 import math
@@ -409,7 +410,16 @@ def _attribution(
 # --------------------------------------------------------------------------- provenance
 
 
+@functools.cache
+def _suite_distribution() -> str:
+    """The installed distribution that ships the ``harness`` package (the suite itself)."""
+    names = importlib.metadata.packages_distributions().get("harness") or ["evalsuite"]
+    return names[0]
+
+
 def _version(dist: str) -> str | None:
+    if dist == "evalsuite":
+        dist = _suite_distribution()
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:

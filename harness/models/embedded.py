@@ -148,7 +148,8 @@ class ChatTemplate:
 
     def render(self, chat: list[dict[str, str]]) -> tuple[str, list[str]]:
         """Prompt text ending with the assistant header, and the template's stop strings."""
-        response = self._formatter(messages=chat)
+        messages: Any = chat  # llama_cpp types messages as TypedDicts; plain dicts are fine
+        response = self._formatter(messages=messages)
         stops = response.stop if isinstance(response.stop, list) else [response.stop or ""]
         return response.prompt, [s for s in [*stops, self.eos] if s]
 
@@ -250,7 +251,9 @@ class EmbeddedModelAPI(ModelAPI):
         kwargs: dict[str, Any] = {
             "max_tokens": config.max_tokens or DEFAULT_MAX_TOKENS,
             "stop": stops + list(config.stop_seqs or []),
-            "temperature": DEFAULT_TEMPERATURE if config.temperature is None else config.temperature,
+            "temperature": DEFAULT_TEMPERATURE
+            if config.temperature is None
+            else config.temperature,
             "top_p": DEFAULT_TOP_P if config.top_p is None else config.top_p,
         }
         if config.top_k is not None:

@@ -167,7 +167,9 @@ def last_user_text(input: list[ChatMessage]) -> str:
 
 def tool_call(function: str, arguments: dict[str, Any], input: list[ChatMessage]) -> ToolCall:
     """A tool call whose id is deterministic and unique within the conversation."""
-    return ToolCall(id=f"call_{turn_index(input)}_{function}", function=function, arguments=arguments)
+    return ToolCall(
+        id=f"call_{turn_index(input)}_{function}", function=function, arguments=arguments
+    )
 
 
 def _offers(tools: list[ToolInfo], name: str) -> bool:
@@ -293,8 +295,7 @@ def malformed(
     bad_turns = sum(
         1
         for m in input
-        if isinstance(m, ChatMessageAssistant)
-        and any(c.parse_error for c in (m.tool_calls or []))
+        if isinstance(m, ChatMessageAssistant) and any(c.parse_error for c in (m.tool_calls or []))
     )
     if bad_turns >= int(args.get("times", 1)):
         return _answer_or_submit(arg_str(args, "answer"), input, tools, args)

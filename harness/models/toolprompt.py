@@ -160,7 +160,7 @@ def _to_call(obj: Any, raw: str) -> ToolCall:
 
 
 def _error_call(raw: str, why: str, name: str | None = None) -> ToolCall:
-    message = f"Error parsing tool call ({why}). Expected {OPEN_TAG}{{\"name\": ..., "
+    message = f'Error parsing tool call ({why}). Expected {OPEN_TAG}{{"name": ..., '
     message += f'"arguments": {{...}}}}{CLOSE_TAG}. Got:\n{raw.strip()}'
     return ToolCall(id=_call_id(), function=name or "unknown", arguments={}, parse_error=message)
 

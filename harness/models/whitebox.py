@@ -12,9 +12,9 @@ folder, then loads it with ``local_files_only=True``::
     lm.forward(" there", cache=lm.cache_of(out))  # continue from the cached prefix
 
     inspect eval TASK --model whitebox/smollm2-135m         # this module's ModelAPI
-    HF_HUB_OFFLINE=1 inspect eval TASK --model hf/smollm2 \\
-        -M model_path=$(python -c "from harness.models.whitebox import ensure_hf_copy; print(ensure_hf_copy())") \\
-        -M device=cpu                                       # Inspect's own hf/ provider
+    python -m harness.models.whitebox                       # build the copy, print its DIR
+    HF_HUB_OFFLINE=1 inspect eval TASK --model hf/smollm2 -M model_path=DIR -M device=cpu
+                                                            # Inspect's own hf/ provider
 
 Dequantising and saving (transformers 5.x): ``from_pretrained(dir, gguf_file=...)`` keeps
 GGUF weights in their quantised blocks behind a ``GgufHfQuantizer`` whose
@@ -166,9 +166,10 @@ class WhiteBoxLM:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         folder = Path(path) if path is not None else ensure_hf_copy()
-        model = AutoModelForCausalLM.from_pretrained(
+        model: Any = AutoModelForCausalLM.from_pretrained(
             folder, local_files_only=True, dtype=getattr(torch, dtype)
-        ).to(device)
+        )
+        model.to(device)
         model.eval()
         tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
         return cls(model, tokenizer)
@@ -351,9 +352,15 @@ class WhiteBoxModelAPI(ModelAPI):
             return self.lm.generate(
                 prompt,
                 max_new_tokens=config.max_tokens or 512,
-                temperature=DEFAULT_TEMPERATURE if config.temperature is None else config.temperature,
+                temperature=DEFAULT_TEMPERATURE
+                if config.temperature is None
+                else config.temperature,
                 top_p=DEFAULT_TOP_P if config.top_p is None else config.top_p,
                 top_k=config.top_k,
                 seed=config.seed,
                 stop=list(config.stop_seqs or []),
             )
+
+
+if __name__ == "__main__":  # `python -m harness.models.whitebox`: build the copy, print it
+    print(ensure_hf_copy())

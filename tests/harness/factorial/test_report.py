@@ -10,7 +10,9 @@ independently of the report code (plain Python over the results frame).
 from __future__ import annotations
 
 import base64
+import importlib.metadata
 import json
+import platform
 import re
 import shlex
 from collections import defaultdict
@@ -208,7 +210,10 @@ def test_eval_commands_reproduce_recorded_specs(data: dict[str, Any]) -> None:
             k: str(v) for k, v in entry["task_args"].items() if v is not None}
         assert words[-2:] == ["--epochs", str(EPOCHS)]
     versions = data["provenance"]["versions"]
-    assert versions["inspect_ai"] and versions["evalsuite"] and versions["python"]
+    assert versions["inspect_ai"] == importlib.metadata.version("inspect_ai")
+    assert versions["python"] == platform.python_version()
+    suite = importlib.metadata.packages_distributions()["harness"][0]
+    assert versions["evalsuite"] == importlib.metadata.version(suite)
     assert data["provenance"]["report_command"].startswith("harness study report ")
 
 
@@ -319,3 +324,16 @@ def test_plots_render_png_data_uris() -> None:
         prefix = "data:image/png;base64,"
         assert uri.startswith(prefix)
         assert base64.b64decode(uri[len(prefix):]).startswith(PNG)
+
+
+@pytest.mark.slow
+def test_cli_study_report_writes_three_files(log_dir: Path, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from harness.cli import app
+
+    result = CliRunner().invoke(app, ["study", "report", str(log_dir), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.json",
+                                                           "report.md"]
+    assert json.loads((tmp_path / "report.json").read_text())["design"]["n_cells"] == 6

@@ -5,14 +5,12 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 from pathlib import Path
-from typing import Any
 
 import pytest
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import (
     ChatMessage,
-    ChatMessageAssistant,
     ChatMessageTool,
     ChatMessageUser,
     GenerateConfig,
@@ -153,5 +151,3 @@ def test_eval_two_samples_logs_usage(tmp_path: Path) -> None:
 def test_unknown_model_args_are_rejected() -> None:
     with pytest.raises(ValueError, match="unknown model args"):
         get_model("embedded/smollm2-135m", nctx=4096, memoize=False)
-
-

@@ -66,9 +66,7 @@ def lookup() -> Tool:
 
 
 def run(model: str, samples: list[Sample], tmp_path: Path, **kwargs: Any) -> EvalLog:
-    task = Task(
-        dataset=samples, solver=react(tools=[lookup()]), scorer=includes(), **kwargs
-    )
+    task = Task(dataset=samples, solver=react(tools=[lookup()]), scorer=includes(), **kwargs)
     [log] = eval(task, model=model, log_dir=str(tmp_path), display="none", **_model_args(kwargs))
     assert log.status == "success", log.error
     return log
@@ -96,7 +94,9 @@ def test_echo_repeats_last_user_message_with_usage() -> None:
 
 def test_fixed_answer_rejoins_inspects_comma_split() -> None:
     # `-M answer=Paris, France` reaches the model as a list (Inspect splits on commas)
-    assert generate("scripted/fixed", "q", answer=["Paris", " France"]).completion == "Paris, France"
+    assert (
+        generate("scripted/fixed", "q", answer=["Paris", " France"]).completion == "Paris, France"
+    )
     assert generate("scripted/fixed", "q", answer=42).completion == "42"
 
 
@@ -130,14 +130,20 @@ def test_custom_policies_sync_async_and_tool_calls() -> None:
 
     @scripted_policy("test-oracle")
     def oracle(
-        input: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig, args: dict[str, Any]
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        config: GenerateConfig,
+        args: dict[str, Any],
     ) -> str:
         seen.update(args=args, tools=[t.name for t in tools], temperature=config.temperature)
         return f"oracle says {args['x']}"
 
     @scripted_policy("test-async")
     async def later(
-        input: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig, args: dict[str, Any]
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        config: GenerateConfig,
+        args: dict[str, Any],
     ) -> ModelOutput:
         await asyncio.sleep(0)
         return ModelOutput.from_content(model="", content="async ok")
@@ -152,7 +158,9 @@ def test_custom_policies_sync_async_and_tool_calls() -> None:
     assert generate("scripted/test-async", "hi").completion == "async ok"
 
 
-def test_policy_module_is_imported_before_lookup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_policy_module_is_imported_before_lookup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "my_oracle_policies.py").write_text(
         textwrap.dedent(
             """
@@ -185,7 +193,9 @@ def test_tool_then_answer_through_react_and_submit(tmp_path: Path) -> None:
         model_args={"tool": "lookup", "arguments": '{"key": "capital"}'},
     )
     assert log.results and log.results.scores[0].metrics["accuracy"].value == 1.0
-    calls = [c for m in messages(log) if isinstance(m, ChatMessageAssistant) for c in m.tool_calls or []]
+    calls = [
+        c for m in messages(log) if isinstance(m, ChatMessageAssistant) for c in m.tool_calls or []
+    ]
     assert [(c.function, c.arguments) for c in calls][0] == ("lookup", {"key": "capital"})
     results = [m for m in messages(log) if isinstance(m, ChatMessageTool)]
     assert results[0].text == "Paris"

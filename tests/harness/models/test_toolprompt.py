@@ -99,9 +99,9 @@ def test_to_chat_describes_tools_and_replays_calls_and_results() -> None:
     )
     assert [m["role"] for m in chat] == ["system", "user", "assistant", "user"]
     assert chat[0]["content"].startswith("Be brief.")
-    assert json.dumps({"name": "add", "description": "Add two integers."})[:-1] in chat[0][
-        "content"
-    ]
+    assert (
+        json.dumps({"name": "add", "description": "Add two integers."})[:-1] in chat[0]["content"]
+    )
     # the replayed call parses back to the same call: the model sees its own format
     _, replayed = parse_tool_calls(chat[2]["content"], [ADD])
     assert (replayed[0].function, replayed[0].arguments) == ("add", {"x": 1, "y": 2})
