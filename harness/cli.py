@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal, cast
 
 import typer
 from rich.console import Console
@@ -147,6 +147,7 @@ def study_analyze(
     response: Annotated[str, typer.Option(help="Response column.")] = "score_value",
     factors: Annotated[str | None, typer.Option(help="Comma-separated factors.")] = None,
     item: Annotated[str | None, typer.Option(help="Item (block/cluster) column.")] = None,
+    score_key: Annotated[str | None, typer.Option(help="Score key (logs only).")] = None,
     family: Annotated[str, typer.Option(help="gaussian or binomial.")] = "gaussian",
     order: Annotated[int, typer.Option(help="Highest interaction order.")] = 2,
     item_mode: Annotated[str | None, typer.Option(help="fixed, cluster or random.")] = None,
@@ -156,19 +157,31 @@ def study_analyze(
     """ANOVA / GLM / mixed-model analysis of a study's logs or of any CSV."""
     from harness.factorial.analysis import analyze, analyze_csv
 
-    kwargs = dict(item=item, family=family, order=order, item_mode=item_mode,
-                  anova_type=anova_type)
+    if family not in ("gaussian", "binomial"):
+        raise typer.BadParameter("--family must be gaussian or binomial")
+    if item_mode not in (None, "fixed", "cluster", "random"):
+        raise typer.BadParameter("--item-mode must be fixed, cluster or random")
+    fam: Literal["gaussian", "binomial"] = "binomial" if family == "binomial" else "gaussian"
+    mode = cast(Literal["fixed", "cluster", "random"] | None, item_mode)
     if csv is not None:
         if not factors:
             raise typer.BadParameter("--factors is required with --csv")
-        result = analyze_csv(csv, response=response, factors=_split(factors) or [], **kwargs)
+        result = analyze_csv(csv, response=response, factors=_split(factors) or [], item=item,
+                             family=fam, order=order, item_mode=mode, anova_type=anova_type)
     elif log_dir is not None:
-        from harness.factorial.report import study_frame
+        from harness.factorial.report import study_factors, study_frame
 
         frame = study_frame(log_dir)
-        names = _split(factors) or [c for c in frame.columns if c.startswith("factor:")]
-        result = analyze(frame, response=response, factors=names,
-                         **{**kwargs, "item": item or "sample_id"})
+        if score_key is not None:
+            frame = frame.filter(frame["score_key"] == score_key)
+        elif frame["score_key"].n_unique() > 1:
+            raise typer.BadParameter(
+                f"logs hold several score keys {sorted(frame['score_key'].unique())}: "
+                "pick one with --score-key")
+        result = analyze(frame, response=response,
+                         factors=_split(factors) or study_factors(frame),
+                         item=item or "sample_id", family=fam, order=order,
+                         item_mode=mode, anova_type=anova_type)
     else:
         raise typer.BadParameter("give a LOG_DIR or --csv FILE")
     data = result.to_dict()
@@ -176,11 +189,12 @@ def study_analyze(
         typer.echo(json.dumps(data, default=str))
         return
     table = Table(title="ANOVA")
-    for col in ("term", "sum_sq", "df", "F", "p", "partial_eta2", "omega2"):
+    cols = ("term", "sum_sq", "df", "F", "p", "partial_eta2", "omega2")
+    for col in cols:
         table.add_column(col)
     for row in data["anova"]:
         table.add_row(*(f"{row[c]:.4g}" if isinstance(row[c], float) else str(row[c])
-                        for c in ("term", "sum_sq", "df", "F", "p", "partial_eta2", "omega2")))
+                        for c in cols))
     console.print(table)
 
 
@@ -190,9 +204,12 @@ def study_report(
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("report"),
 ) -> None:
     """Write report.html, report.md and report.json for a study's logs."""
+    import shlex
+    import sys
+
     from harness.factorial.report import build_report
 
-    paths = build_report(log_dir, out)
+    paths = build_report(log_dir, out, command=shlex.join(["harness", *sys.argv[1:]]))
     for kind, path in paths.items():
         console.print(f"{kind}: {path}")
 

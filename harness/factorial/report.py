@@ -39,9 +39,14 @@ from harness.results import read_results, with_metadata_columns
 
 __all__ = [
     "SCHEMA_VERSION",
+    "Table",
     "analyze_command",
     "build_report",
+    "render_html",
+    "render_markdown",
     "report_data",
+    "report_plots",
+    "report_tables",
     "study_factors",
     "study_frame",
 ]

@@ -4,7 +4,7 @@
     inspect eval TASK --model embedded/mine -M model_path=FILE.gguf  # any local GGUF
     -M n_ctx=4096 -M n_threads=2                                     # defaults: 2048, all cores
 
-Why in-process: no server to start, ~0.2 s load, ~60-90 tok/s on 2 cores for the 135M model,
+Why in-process: no server to start, ~0.2 s load, ~100 tok/s on 2 idle cores for the 135M model,
 so agent loops and whole evals run in CI. Tool calling goes through the prompt format of
 :mod:`harness.models.toolprompt`; when ``tool_choice`` forces a tool the call is constrained
 with a JSON-schema grammar so even a 135M model emits a parseable call.
@@ -19,6 +19,12 @@ Design notes:
   VMs that advertise AMX but don't grant the tile state (Firecracker here), so extra buffer
   types are off unless ``-M extra_bufts=true``. llama-cpp-python exposes no argument for
   ``use_extra_bufts``; we patch the default model params for the duration of the load.
+- Speed depends on having the cores to itself: llama.cpp's OpenMP workers spin between ops.
+  Measured here with 2 threads: ~105 tok/s on an idle box (libgomp's default wait policy),
+  ~28 tok/s with ``OMP_WAIT_POLICY=PASSIVE``; on a box oversubscribed by other jobs
+  (load average 5-6) the default fell to 7-62 tok/s and PASSIVE held 36-54 tok/s. So the
+  default is left alone; export ``OMP_WAIT_POLICY=PASSIVE`` (before anything loads libgomp,
+  torch included) on a shared, oversubscribed machine.
 - Usage comes from llama.cpp's own token counts; ``count_text_tokens`` uses the model's
   tokenizer, so Inspect never reaches for tiktoken.
 """
@@ -102,11 +108,6 @@ def load_llama(
 
 
 def _new_llama(path: Path, n_ctx: int, n_threads: int, extra_bufts: bool) -> Any:
-    # llama.cpp's OpenMP workers spin while waiting; with as many threads as cores they fight
-    # Inspect's event loop (and any neighbour) for the CPU: measured 7-62 tok/s spinning vs
-    # 36-54 tok/s passive on a loaded 2-core box. Only effective if libgomp is not loaded yet;
-    # set OMP_WAIT_POLICY yourself to override.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         import llama_cpp.llama as llama_module
     except ImportError as ex:
@@ -273,7 +274,9 @@ class EmbeddedModelAPI(ModelAPI):
     ) -> ModelOutput:
         usage = result["usage"]
         finish = result["choices"][0].get("finish_reason")
-        content, calls = parse_tool_calls(text, tools if tool_choice != "none" else [])
+        content, calls = (
+            (text.strip(), []) if tool_choice == "none" else parse_tool_calls(text, tools)
+        )
         stop: StopReason = "stop"
         if finish == "model_length":
             stop = "model_length"

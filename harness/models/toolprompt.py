@@ -37,7 +37,7 @@ _TOOLS_PROMPT = """You can call the following tools (JSON Schema of their argume
 {tools}
 
 To call a tool, answer with only a JSON object inside {open} {close} tags, for example:
-{open}{{"name": "{example}", "arguments": {{...}}}}{close}
+{open}{example}{close}
 The result will be given back to you inside <tool_response></tool_response> tags.
 If no tool is needed, answer normally."""
 
@@ -51,12 +51,40 @@ def tool_spec(tool: ToolInfo) -> dict[str, Any]:
     }
 
 
+_SAMPLE_VALUES: dict[str, Any] = {
+    "integer": 1,
+    "number": 1.5,
+    "string": "text",
+    "boolean": True,
+    "array": [],
+    "object": {},
+}
+
+
+def example_call(tool: ToolInfo) -> str:
+    """A valid JSON call of ``tool`` with typed sample values: small models copy the example
+    literally, so a ``{...}`` placeholder would come back as invalid JSON."""
+    args = {
+        name: _SAMPLE_VALUES.get(str(param.type), "value")
+        for name, param in tool.parameters.properties.items()
+    }
+    return json.dumps({"name": tool.name, "arguments": args})
+
+
 def tools_prompt(tools: list[ToolInfo]) -> str:
     """System-prompt paragraph that lists ``tools`` and the call format."""
     listing = "\n".join(json.dumps(tool_spec(t)) for t in tools)
     return _TOOLS_PROMPT.format(
-        tools=listing, open=OPEN_TAG, close=CLOSE_TAG, example=tools[0].name
+        tools=listing, open=OPEN_TAG, close=CLOSE_TAG, example=example_call(tools[0])
     )
+
+
+def forced_prefix(tools: list[ToolInfo]) -> str:
+    """Reply prefix that commits the model to a call: the tag, plus the name when only one
+    tool is allowed (a grammar-free constraint for backends without JSON grammars)."""
+    if len(tools) == 1:
+        return OPEN_TAG + '{"name": ' + json.dumps(tools[0].name) + ', "arguments": {'
+    return OPEN_TAG + '{"name": "'
 
 
 def render_call(call: ToolCall) -> str:

@@ -53,7 +53,13 @@ from inspect_ai.model import (
 from inspect_ai.model._model_output import ChatCompletionChoice, StopReason
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from harness.models.toolprompt import OPEN_TAG, forced_tools, parse_tool_calls, to_chat
+from harness.models.toolprompt import (
+    CLOSE_TAG,
+    forced_prefix,
+    forced_tools,
+    parse_tool_calls,
+    to_chat,
+)
 from harness.models.weights import SMOLLM2_NAMES, hf_cache_dir, resolve_gguf
 
 DEFAULT_TEMPERATURE = 0.2
@@ -282,8 +288,9 @@ def shared_lm(
 class WhiteBoxModelAPI(ModelAPI):
     """``whitebox/smollm2-135m`` (or ``whitebox/x -M model_path=HF_DIR``) as an Inspect model.
 
-    Same prompt-based tool calling as ``embedded/`` (without grammar: a forced tool only
-    pre-fills the ``<tool_call>`` tag). Args: ``-M device=cpu -M dtype=float32``.
+    Same prompt-based tool calling as ``embedded/`` (without grammar: a forced tool
+    pre-fills the ``<tool_call>`` tag and, for one named tool, the call's name).
+    Args: ``-M model_path=HF_DIR -M device=cpu -M dtype=float32``.
     """
 
     def __init__(
@@ -325,12 +332,15 @@ class WhiteBoxModelAPI(ModelAPI):
     ) -> ModelOutput:
         """Render the chat, generate off the event loop, parse tool calls."""
         prompt = self.lm.chat_prompt(to_chat(input, tools, tool_choice))
-        forced = bool(forced_tools(tools, tool_choice))
-        if forced:
-            prompt += OPEN_TAG
-        gen = await asyncio.to_thread(self._generate, prompt, config)
-        text = OPEN_TAG + gen.text if forced else gen.text
-        content, calls = parse_tool_calls(text, tools if tool_choice != "none" else [])
+        forced = forced_tools(tools, tool_choice)
+        prefix = forced_prefix(forced) if forced else ""
+        prompt += prefix
+        stops = list(config.stop_seqs or []) + ([CLOSE_TAG] if forced else [])
+        gen = await asyncio.to_thread(self._generate, prompt, config, stops)
+        text = prefix + gen.text + CLOSE_TAG if forced else gen.text
+        content, calls = (
+            (text.strip(), []) if tool_choice == "none" else parse_tool_calls(text, tools)
+        )
         stop: StopReason = "tool_calls" if calls else "max_tokens"
         if not calls and gen.finish_reason == "stop":
             stop = "stop"
@@ -347,7 +357,7 @@ class WhiteBoxModelAPI(ModelAPI):
             ),
         )
 
-    def _generate(self, prompt: str, config: GenerateConfig) -> Generation:
+    def _generate(self, prompt: str, config: GenerateConfig, stops: list[str]) -> Generation:
         with self._lock:
             return self.lm.generate(
                 prompt,
@@ -358,7 +368,7 @@ class WhiteBoxModelAPI(ModelAPI):
                 top_p=DEFAULT_TOP_P if config.top_p is None else config.top_p,
                 top_k=config.top_k,
                 seed=config.seed,
-                stop=list(config.stop_seqs or []),
+                stop=stops,
             )
 
 

@@ -13,7 +13,14 @@ from inspect_ai.model import (
 )
 from inspect_ai.tool import ToolCall, ToolFunction, ToolInfo, ToolParam, ToolParams
 
-from harness.models.toolprompt import call_schema, forced_tools, parse_tool_calls, to_chat
+from harness.models.toolprompt import (
+    call_schema,
+    example_call,
+    forced_prefix,
+    forced_tools,
+    parse_tool_calls,
+    to_chat,
+)
 
 ADD = ToolInfo(
     name="add",
@@ -121,3 +128,19 @@ def test_forced_tools_and_schema() -> None:
     assert one["properties"]["name"] == {"const": "add"}
     assert one["properties"]["arguments"]["required"] == ["x", "y"]
     assert len(call_schema([ADD, ECHO])["oneOf"]) == 2
+
+
+def test_example_call_is_valid_json_the_parser_accepts() -> None:
+    example = example_call(ADD)
+    assert json.loads(example) == {"name": "add", "arguments": {"x": 1, "y": 1}}
+    _, calls = parse_tool_calls(f"<tool_call>{example}</tool_call>", [ADD])
+    assert calls[0].parse_error is None
+
+
+def test_forced_prefix_completes_to_a_parseable_call() -> None:
+    one = forced_prefix([ADD])
+    _, calls = parse_tool_calls(one + '"x": 2, "y": 3}}', [ADD])
+    assert (calls[0].function, calls[0].arguments) == ("add", {"x": 2, "y": 3})
+    many = forced_prefix([ADD, ECHO])
+    _, calls = parse_tool_calls(many + 'echo", "arguments": {}}', [ADD, ECHO])
+    assert calls[0].function == "echo"

@@ -27,8 +27,6 @@ pytestmark = [
     ),
 ]
 
-torch = pytest.importorskip("torch")
-
 PROMPTS = [
     "The capital of France is",
     "1, 2, 3, 4, 5,",
@@ -76,12 +74,16 @@ def test_copy_is_a_plain_hf_folder_and_is_reused(folder: Path) -> None:
 
 
 def test_tied_embeddings_survive_the_round_trip(lm: Any) -> None:
+    import torch
+
     head = lm.model.get_output_embeddings().weight
     embed = lm.model.get_input_embeddings().weight
     assert torch.equal(head, embed)
 
 
 def test_logits_shape(lm: Any) -> None:
+    import torch
+
     ids = lm.encode(PROMPTS[0])
     logits = lm.logits(PROMPTS[0])
     assert logits.shape == (ids.shape[1], lm.model.config.vocab_size)
@@ -89,6 +91,8 @@ def test_logits_shape(lm: Any) -> None:
 
 
 def test_hidden_states_count_and_selection(lm: Any) -> None:
+    import torch
+
     states = lm.hidden_states(PROMPTS[0])
     assert len(states) == lm.n_layers + 1 == 31
     seq = lm.encode(PROMPTS[0]).shape[1]
@@ -99,6 +103,8 @@ def test_hidden_states_count_and_selection(lm: Any) -> None:
 
 
 def test_kv_cache_continuation_matches_full_forward(lm: Any) -> None:
+    import torch
+
     prefix, suffix = "The capital of France is", " Paris, and the capital of Italy is"
     whole = lm.encode(prefix + suffix)
     assert torch.equal(whole, torch.cat([lm.encode(prefix), lm.encode(suffix)], dim=1))
@@ -151,6 +157,32 @@ def test_whitebox_model_api(folder: Path) -> None:
     assert out.completion.strip()
     assert out.usage is not None and out.usage.input_tokens > 5
     assert 0 < out.usage.output_tokens <= 16
+
+
+def test_whitebox_forced_tool_call_parses(folder: Path) -> None:
+    from inspect_ai.model import ChatMessageUser
+    from inspect_ai.tool import ToolFunction, ToolInfo, ToolParam, ToolParams
+
+    add = ToolInfo(
+        name="add",
+        description="Add two integers and return the sum.",
+        parameters=ToolParams(
+            properties={"x": ToolParam(type="integer"), "y": ToolParam(type="integer")},
+            required=["x", "y"],
+        ),
+    )
+    out = asyncio.run(
+        get_model("whitebox/smollm2-135m").generate(
+            [ChatMessageUser(content="What is 17 + 25? Use the add tool.")],
+            tools=[add],
+            tool_choice=ToolFunction("add"),
+            config=GenerateConfig(temperature=0.0, max_tokens=32),
+        )
+    )
+    assert out.stop_reason == "tool_calls"
+    [call] = out.message.tool_calls or []
+    assert call.function == "add" and call.parse_error is None
+    assert set(call.arguments) <= {"x", "y"}
 
 
 def test_inspects_hf_provider_loads_the_folder(folder: Path) -> None:
