@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
-from harness.stats import mean_ci
 
 from harness.results import read_results
+from harness.stats import mean_ci
 
 
 def leaderboard(frame: pl.DataFrame, by: tuple[str, ...] = ("task", "model"),

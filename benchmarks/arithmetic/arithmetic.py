@@ -13,7 +13,7 @@ is the default benchmark of the demo and of the example factorial study.
 from typing import Any, Literal
 
 from inspect_ai import Task, task
-from inspect_ai.agent import react
+from inspect_ai.agent import as_solver, react
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import Solver, generate, system_message
 from inspect_ai.tool import Tool, python
@@ -56,10 +56,12 @@ def _solver(agent: str, tools: list[Tool]) -> Solver:
     if agent == "generate":
         return generate()
     if agent == "react":
-        return react(
-            prompt="Solve the arithmetic problem. Use the tools if they help, then submit the "
-            "final integer.",
-            tools=tools,
+        return as_solver(
+            react(
+                prompt="Solve the arithmetic problem. Use the tools if they help, then submit "
+                "the final integer.",
+                tools=tools,
+            )
         )
     raise ValueError(f"unknown agent {agent!r}: use 'react' or 'generate'")
 

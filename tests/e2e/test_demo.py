@@ -9,7 +9,8 @@ from rich.console import Console
 from harness.demo import run_demo
 from harness.results import read_results
 
-TINY = Path(__file__).resolve().parents[2] / "harness" / "factorial" / "examples" / "tiny_study.yaml"
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ROOT / "harness" / "factorial" / "examples" / "tiny_study.yaml"
 
 
 def test_demo_writes_logs_leaderboard_and_report(tmp_path: Path) -> None:
