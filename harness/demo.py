@@ -35,7 +35,7 @@ def run_demo(out: Path, console: Console, study: Path = EXAMPLE_STUDY) -> dict[s
                   f"{len(summary.failed)} failed")
     console.rule("2/3  leaderboard")
     board = build_leaderboard(log_dir, out / "leaderboard")
-    console.print(board["md"].read_text())
+    console.print(board["md"].read_text(), soft_wrap=True, markup=False)
     console.rule("3/3  factorial report")
     report = build_report(log_dir, out / "report")
     elapsed = time.perf_counter() - started

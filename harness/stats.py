@@ -131,14 +131,30 @@ def clustered_se(values: Values, cluster: Values | Sequence[Any]) -> tuple[float
 
 
 def mean_ci(
-    values: Values, cluster: Values | Sequence[Any] | None = None, level: float = 0.95
+    values: Values,
+    cluster: Values | Sequence[Any] | None = None,
+    level: float = 0.95,
+    bounds: tuple[float, float] | None = None,
 ) -> Estimate:
     """Mean with a t interval; clustered standard error when ``cluster`` is given.
 
     Cluster by item (``sample_id``) when several epochs of the same item are pooled, or by
     the unit that was sampled (passage, repository) when items come in groups: the
     independent-observation interval is too narrow otherwise.
+
+    ``bounds`` clips the interval to the score's possible range (e.g. ``(0, 1)`` for
+    accuracy), so a near-0 or near-1 proportion never shows an impossible limit; the
+    estimate and standard error are unchanged.
     """
+    est = _mean_ci(values, cluster, level)
+    if bounds is None:
+        return est
+    low, high = bounds
+    return Estimate(est.estimate, est.se, min(max(est.lo, low), high),
+                    max(min(est.hi, high), low), est.n, est.n_clusters, est.level)
+
+
+def _mean_ci(values: Values, cluster: Values | Sequence[Any] | None, level: float) -> Estimate:
     _check_level(level)
     x = _values(values)
     n = len(x)

@@ -25,7 +25,10 @@ def leaderboard(frame: pl.DataFrame, by: tuple[str, ...] = ("task", "model"),
     rows = []
     for keys, group in df.group_by(list(by), maintain_order=True):
         values = group["score_value"].fill_null(0.0).to_numpy()
-        est = mean_ci(values, cluster=group["sample_id"].to_numpy())
+        # scores in [0, 1] (accuracy and the like): clip the interval to what is possible
+        bounded = bool(len(values)) and values.min() >= 0.0 and values.max() <= 1.0
+        est = mean_ci(values, cluster=group["sample_id"].to_numpy(),
+                      bounds=(0.0, 1.0) if bounded else None)
         rows.append({
             **dict(zip(by, keys, strict=True)),
             "score_key": group["score_key"][0] if score_key is None else score_key,

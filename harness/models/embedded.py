@@ -38,34 +38,18 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageAssistant,
-    GenerateConfig,
-    ModelAPI,
-    ModelOutput,
-    ModelUsage,
-)
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 from inspect_ai.model._model_call import ModelCall
-from inspect_ai.model._model_output import ChatCompletionChoice, StopReason
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from harness.models.toolprompt import (
-    CLOSE_TAG,
-    OPEN_TAG,
-    call_schema,
-    forced_tools,
-    parse_tool_calls,
-    to_chat,
-)
+from harness.models._common import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
+from harness.models._common import DEFAULT_TEMPERATURE as DEFAULT_TEMPERATURE
+from harness.models._common import DEFAULT_TOP_P as DEFAULT_TOP_P
+from harness.models._common import LocalModelAPI, make_usage, reply_output, sampling
+from harness.models.toolprompt import CLOSE_TAG, OPEN_TAG, call_schema, forced_tools, to_chat
 from harness.models.weights import resolve_gguf
 
 DEFAULT_N_CTX = 2048
-DEFAULT_MAX_TOKENS = 512
-DEFAULT_TEMPERATURE = 0.2
-DEFAULT_TOP_P = 0.9
-"""Sampling when the task sets none: SmolLM2's model-card values (greedy decoding of a 135M
-model falls into repetition loops). A fixed seed chain makes runs repeatable anyway."""
 CHATML_TEMPLATE = (
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
     "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}"
@@ -161,15 +145,17 @@ def _token_text(llama: Any, token: int) -> str:
     return bytes(llama.detokenize([token], special=True)).decode("utf-8", errors="ignore")
 
 
-class EmbeddedModelAPI(ModelAPI):
-    """Inspect ModelAPI over an in-process llama.cpp model (see module docstring)."""
+class EmbeddedModelAPI(LocalModelAPI):
+    """Inspect ModelAPI over an in-process llama.cpp model (see module docstring).
 
-    def __init__(
+    Args: ``-M model_path=FILE.gguf -M n_ctx=2048 -M n_threads=N -M extra_bufts=false
+    -M grammar=true``.
+    """
+
+    provider = "embedded"
+
+    def setup(
         self,
-        model_name: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
         model_path: str | None = None,
         n_ctx: int = DEFAULT_N_CTX,
         n_threads: int | None = None,
@@ -177,10 +163,9 @@ class EmbeddedModelAPI(ModelAPI):
         grammar: bool = True,
         **model_args: Any,
     ) -> None:
-        super().__init__(model_name, base_url, api_key, [], config)
-        if model_args:
-            raise ValueError(f"unknown model args for embedded/: {sorted(model_args)}")
-        self.path = resolve_gguf(model_name, model_path)
+        """Load (or reuse) the llama.cpp model for these ``-M`` args."""
+        super().setup(**model_args)
+        self.path = resolve_gguf(self.model_name, model_path)
         self.llama, self._lock = load_llama(self.path, int(n_ctx), n_threads, bool(extra_bufts))
         self.template = ChatTemplate(self.llama)
         self.use_grammar = bool(grammar)
@@ -249,13 +234,12 @@ class EmbeddedModelAPI(ModelAPI):
             return None
 
     def _sampling(self, config: GenerateConfig, stops: list[str]) -> dict[str, Any]:
+        max_tokens, temperature, top_p = sampling(config)
         kwargs: dict[str, Any] = {
-            "max_tokens": config.max_tokens or DEFAULT_MAX_TOKENS,
+            "max_tokens": max_tokens,
             "stop": stops + list(config.stop_seqs or []),
-            "temperature": DEFAULT_TEMPERATURE
-            if config.temperature is None
-            else config.temperature,
-            "top_p": DEFAULT_TOP_P if config.top_p is None else config.top_p,
+            "temperature": temperature,
+            "top_p": top_p,
         }
         if config.top_k is not None:
             kwargs["top_k"] = config.top_k
@@ -273,31 +257,13 @@ class EmbeddedModelAPI(ModelAPI):
         self, text: str, tools: list[ToolInfo], tool_choice: ToolChoice, result: dict[str, Any]
     ) -> ModelOutput:
         usage = result["usage"]
-        finish = result["choices"][0].get("finish_reason")
-        content, calls = (
-            (text.strip(), []) if tool_choice == "none" else parse_tool_calls(text, tools)
-        )
-        stop: StopReason = "stop"
-        if finish == "model_length":
-            stop = "model_length"
-        elif calls:
-            stop = "tool_calls"
-        elif finish == "length":
-            stop = "max_tokens"
-        message = ChatMessageAssistant(
-            content=content,
-            tool_calls=calls or None,
-            model=self.model_name,
-            source="generate",
-        )
-        return ModelOutput(
-            model=self.model_name,
-            choices=[ChatCompletionChoice(message=message, stop_reason=stop)],
-            usage=ModelUsage(
-                input_tokens=usage["prompt_tokens"],
-                output_tokens=usage["completion_tokens"],
-                total_tokens=usage["total_tokens"],
-            ),
+        return reply_output(
+            self.model_name,
+            text,
+            tools,
+            tool_choice,
+            result["choices"][0].get("finish_reason"),
+            make_usage(usage["prompt_tokens"], usage["completion_tokens"], usage["total_tokens"]),
         )
 
 

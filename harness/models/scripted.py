@@ -43,13 +43,13 @@ from inspect_ai.model import (
     ChatMessageTool,
     ChatMessageUser,
     GenerateConfig,
-    ModelAPI,
     ModelOutput,
     ModelUsage,
 )
 from inspect_ai.model._model_call import ModelCall
-from inspect_ai.model._model_output import ChatCompletionChoice
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
+
+from harness.models._common import LocalModelAPI, assistant_output, make_usage
 
 PolicyResult: TypeAlias = ModelOutput | str | ToolCall | list[ToolCall]
 """What a policy may return: full output, plain text, or one/many tool calls."""
@@ -122,11 +122,7 @@ def _tools_words(tools: list[ToolInfo]) -> int:
 def _usage(input: list[ChatMessage], tools: list[ToolInfo], output: ModelOutput) -> ModelUsage:
     input_tokens = sum(_message_words(m) for m in input) + _tools_words(tools)
     output_tokens = sum(_message_words(c.message) for c in output.choices)
-    return ModelUsage(
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        total_tokens=input_tokens + output_tokens,
-    )
+    return make_usage(input_tokens, output_tokens)
 
 
 # ----------------------------------------------------------------------------- helpers for policies
@@ -326,30 +322,21 @@ def _to_output(result: PolicyResult, model: str) -> ModelOutput:
     if isinstance(result, str):
         return ModelOutput.from_content(model=model, content=result)
     calls = [result] if isinstance(result, ToolCall) else list(result)
-    message = ChatMessageAssistant(content="", tool_calls=calls, model=model, source="generate")
-    return ModelOutput(
-        model=model, choices=[ChatCompletionChoice(message=message, stop_reason="tool_calls")]
-    )
+    return assistant_output(model, "", calls, "tool_calls")
 
 
-class ScriptedModelAPI(ModelAPI):
+class ScriptedModelAPI(LocalModelAPI):
     """``scripted/<policy>``: runs a registered policy; never touches network or tiktoken."""
 
-    def __init__(
-        self,
-        model_name: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
-        **model_args: Any,
-    ) -> None:
-        super().__init__(model_name, base_url, api_key, [], config)
-        module = model_args.pop("policy_module", None)
-        if module:
-            importlib.import_module(str(module))
+    provider = "scripted"
+
+    def setup(self, policy_module: Any = None, **model_args: Any) -> None:
+        """Import ``policy_module`` if given; every other ``-M`` arg goes to the policy."""
+        if policy_module:
+            importlib.import_module(str(policy_module))
         self.policy_args: dict[str, Any] = model_args
         # resolved lazily too, so policies registered after model creation still work
-        self._policy: Policy | None = _POLICIES.get(model_name)
+        self._policy: Policy | None = _POLICIES.get(self.model_name)
 
     def _resolve(self) -> Policy:
         if self._policy is None:

@@ -42,30 +42,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageAssistant,
-    GenerateConfig,
-    ModelAPI,
-    ModelOutput,
-    ModelUsage,
-)
-from inspect_ai.model._model_output import ChatCompletionChoice, StopReason
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from harness.models.toolprompt import (
-    CLOSE_TAG,
-    forced_prefix,
-    forced_tools,
-    parse_tool_calls,
-    to_chat,
-)
+from harness.models._common import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
+from harness.models._common import DEFAULT_TEMPERATURE as DEFAULT_TEMPERATURE
+from harness.models._common import DEFAULT_TOP_P as DEFAULT_TOP_P
+from harness.models._common import LocalModelAPI, make_usage, reply_output, sampling
+from harness.models.toolprompt import CLOSE_TAG, forced_prefix, forced_tools, to_chat
 from harness.models.weights import SMOLLM2_NAMES, hf_cache_dir, resolve_gguf
-
-DEFAULT_TEMPERATURE = 0.2
-DEFAULT_TOP_P = 0.9
-"""Sampling when the task sets none: SmolLM2's model-card values (greedy decoding of a 135M
-model falls into repetition loops); same defaults as the ``embedded/`` provider."""
 
 Prompt = str | list[dict[str, str]]
 """Raw text (tokenised as is) or chat messages (rendered with the chat template)."""
@@ -285,7 +270,7 @@ def shared_lm(
         return _LMS[key]
 
 
-class WhiteBoxModelAPI(ModelAPI):
+class WhiteBoxModelAPI(LocalModelAPI):
     """``whitebox/smollm2-135m`` (or ``whitebox/x -M model_path=HF_DIR``) as an Inspect model.
 
     Same prompt-based tool calling as ``embedded/`` (without grammar: a forced tool
@@ -293,27 +278,26 @@ class WhiteBoxModelAPI(ModelAPI):
     Args: ``-M model_path=HF_DIR -M device=cpu -M dtype=float32``.
     """
 
-    def __init__(
+    provider = "whitebox"
+
+    def setup(
         self,
-        model_name: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
         model_path: str | None = None,
         device: str = "cpu",
         dtype: str = "float32",
         **model_args: Any,
     ) -> None:
-        super().__init__(model_name, base_url, api_key, [], config)
-        if model_args:
-            raise ValueError(f"unknown model args for whitebox/: {sorted(model_args)}")
-        if model_path is None and model_name.lower() not in SMOLLM2_NAMES:
-            raise ValueError(f"unknown whitebox model {model_name!r}: pass -M model_path=HF_DIR")
+        """Load (or reuse) the transformers model for these ``-M`` args."""
+        super().setup(**model_args)
+        if model_path is None and self.model_name.lower() not in SMOLLM2_NAMES:
+            raise ValueError(
+                f"unknown whitebox model {self.model_name!r}: pass -M model_path=HF_DIR"
+            )
         self.lm, self._lock = shared_lm(model_path, device, dtype)
 
     def max_tokens(self) -> int | None:
         """Default completion budget when the task sets none."""
-        return 512
+        return DEFAULT_MAX_TOKENS
 
     def max_connections(self) -> int:
         """One model, one lock: let Inspect queue requests."""
@@ -338,34 +322,17 @@ class WhiteBoxModelAPI(ModelAPI):
         stops = list(config.stop_seqs or []) + ([CLOSE_TAG] if forced else [])
         gen = await asyncio.to_thread(self._generate, prompt, config, stops)
         text = prefix + gen.text + CLOSE_TAG if forced else gen.text
-        content, calls = (
-            (text.strip(), []) if tool_choice == "none" else parse_tool_calls(text, tools)
-        )
-        stop: StopReason = "tool_calls" if calls else "max_tokens"
-        if not calls and gen.finish_reason == "stop":
-            stop = "stop"
-        message = ChatMessageAssistant(
-            content=content, tool_calls=calls or None, model=self.model_name, source="generate"
-        )
-        return ModelOutput(
-            model=self.model_name,
-            choices=[ChatCompletionChoice(message=message, stop_reason=stop)],
-            usage=ModelUsage(
-                input_tokens=gen.prompt_tokens,
-                output_tokens=gen.output_tokens,
-                total_tokens=gen.prompt_tokens + gen.output_tokens,
-            ),
-        )
+        usage = make_usage(gen.prompt_tokens, gen.output_tokens)
+        return reply_output(self.model_name, text, tools, tool_choice, gen.finish_reason, usage)
 
     def _generate(self, prompt: str, config: GenerateConfig, stops: list[str]) -> Generation:
+        max_tokens, temperature, top_p = sampling(config)
         with self._lock:
             return self.lm.generate(
                 prompt,
-                max_new_tokens=config.max_tokens or 512,
-                temperature=DEFAULT_TEMPERATURE
-                if config.temperature is None
-                else config.temperature,
-                top_p=DEFAULT_TOP_P if config.top_p is None else config.top_p,
+                max_new_tokens=max_tokens,
+                temperature=temperature,
+                top_p=top_p,
                 top_k=config.top_k,
                 seed=config.seed,
                 stop=stops,

@@ -294,3 +294,14 @@ def test_minimum_detectable_difference_inverts_items_needed(n: int, two_sided: b
     mdd = minimum_detectable_difference(n, 0.5, two_sided=two_sided)
     assert mdd == pytest.approx(effect * 0.5, rel=1e-4)
     assert items_needed(mdd * 1.001, 0.5, two_sided=two_sided) <= n
+
+
+def test_mean_ci_bounds_clip_only_the_interval() -> None:
+    from harness.stats import mean_ci
+
+    values = [0.0] * 19 + [1.0]
+    free = mean_ci(values)
+    clipped = mean_ci(values, bounds=(0.0, 1.0))
+    assert free.lo < 0.0  # the t interval crosses the impossible side here
+    assert clipped.lo == 0.0 and clipped.hi == free.hi
+    assert clipped.estimate == free.estimate and clipped.se == free.se

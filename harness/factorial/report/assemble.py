@@ -1,0 +1,146 @@
+"""Data assembly: one study's report as the JSON-ready dict (``report.json``'s content).
+
+Why separate from rendering: this dict is the contract; every view is made from it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Unpack
+
+import polars as pl
+
+from harness.factorial.report.attribution import attribution_section
+from harness.factorial.report.frame import Source, display_levels, study_factors, study_frame
+from harness.factorial.report.options import (
+    DEFAULT_ITEM,
+    DEFAULT_ORDER,
+    DEFAULT_RESPONSE,
+    SCHEMA_VERSION,
+    ReportOptions,
+    Spec,
+    check_options,
+)
+from harness.factorial.report.provenance import provenance
+from harness.factorial.report.sections import (
+    cell_results,
+    clean,
+    design_section,
+    effects_section,
+    run_analysis,
+)
+
+
+def resolve_score_key(frame: pl.DataFrame, score_key: str | None) -> str | None:
+    keys = frame.get_column("score_key").drop_nulls().unique(maintain_order=True).to_list()
+    if score_key is not None:
+        if score_key not in keys:
+            raise ValueError(f"score key {score_key!r} not in the logs; found {keys}")
+        return score_key
+    if len(keys) > 1:
+        raise ValueError(f"the logs hold several score keys {keys}; pass score_key=")
+    return keys[0] if keys else None
+
+
+def default_command(source: Source, out_dir: Path, spec: Spec, title: str | None,
+                     given: tuple[str | None, Sequence[str] | None]) -> str:
+    """The ``harness study report`` line for these arguments (non-default options only)."""
+    where = "<frame>" if isinstance(source, pl.DataFrame) else (
+        str(source) if isinstance(source, str | Path) else " ".join(map(str, source)))
+    words = ["harness", "study", "report", where, "--out", str(out_dir)]
+    score_key, factors = given
+    if spec.response != DEFAULT_RESPONSE:
+        words += ["--response", spec.response]
+    if score_key:
+        words += ["--score-key", score_key]
+    if factors is not None:
+        words += ["--factors", ",".join(factors)]
+    if spec.item != DEFAULT_ITEM:
+        words += ["--item", spec.item]
+    if spec.order != DEFAULT_ORDER:
+        words += ["--order", str(spec.order)]
+    if spec.family != "gaussian":
+        words += ["--family", spec.family]
+    if spec.item_mode:
+        words += ["--item-mode", spec.item_mode]
+    if spec.anova_type != 2:
+        words += ["--anova-type", str(spec.anova_type)]
+    if title:
+        words += ["--title", title]
+    return shlex.join(words)
+
+
+def report_data(
+    source: Source, *, out_dir: Path | None = None, **options: Unpack[ReportOptions]
+) -> dict[str, Any]:
+    """The report as a JSON-ready dict (the content of ``report.json``), without writing.
+
+    Options are :class:`ReportOptions`, as for :func:`build_report`; ``command`` overrides
+    the recorded harness command line (the CLI passes its own argv), ``out_dir`` only
+    enters that line.
+
+    Raises:
+        TypeError: An option that :class:`ReportOptions` does not name.
+    """
+    check_options(options)
+    response = options.get("response", DEFAULT_RESPONSE)
+    score_key = options.get("score_key")
+    factors = options.get("factors")
+    item = options.get("item", DEFAULT_ITEM)
+    order = options.get("order", DEFAULT_ORDER)
+    title, study, command = options.get("title"), options.get("study"), options.get("command")
+    family = options.get("family", "gaussian")
+    item_mode = options.get("item_mode")
+    anova_type = options.get("anova_type", 2)
+    if isinstance(source, pl.DataFrame) and "cell_id" in source.columns:
+        frame = source if study is None else source.filter(pl.col("study") == study)
+    else:
+        frame = study_frame(source, study=study)
+    names = list(factors) if factors is not None else study_factors(frame)
+    if not names:
+        raise ValueError("no factors: the logs carry no eval metadata 'factors' "
+                         "and none were given")
+    missing = [f for f in [*names, response, item] if f not in frame.columns]
+    if missing:
+        raise ValueError(f"columns not in the study frame: {missing}")
+    key = resolve_score_key(frame, score_key)
+    spec = Spec(response=response, score_key=key, factors=names, item=item, order=order,
+                 family=family, item_mode=item_mode, anova_type=anova_type)
+    in_study = pl.all_horizontal([pl.col(f).is_not_null() for f in names])
+    scored = frame.filter(in_study & (pl.col("score_key") == key if key else pl.lit(True)))
+    if scored.is_empty():
+        raise ValueError("no scored rows with all factor levels recorded")
+    level_order = {f: display_levels(scored, f) for f in names}
+    design = design_section(scored, spec, level_order)
+    cells = cell_results(scored, design, spec)
+    analysis, analysis_error = run_analysis(scored, spec)
+    studies = sorted(scored.get_column("study").drop_nulls().unique().to_list())
+    out = Path(out_dir) if out_dir is not None else Path("report")
+    line = command or default_command(source, out, spec, title, (score_key, factors))
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "title": title or f"Factorial report: {', '.join(studies) or 'study'}",
+        "generated_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "studies": studies,
+        "response": {"column": response, "score_key": key, "item": item,
+                     "factors": names, "order": order, "family": family,
+                     "item_mode": item_mode, "anova_type": anova_type},
+        "data": {
+            "n_rows": scored.height,
+            "n_scored": int(scored.get_column(response).is_not_null().sum()),
+            "n_errors": int(scored.get_column("error").is_not_null().sum()),
+            "n_items": scored.get_column(item).n_unique(),
+            "n_rows_without_factors": frame.height - frame.filter(in_study).height,
+        },
+        "provenance": provenance(scored, line),
+        "design": design,
+        "cell_results": cells,
+        "effects": clean(effects_section(scored, spec, level_order)),
+        "analysis": analysis,
+        "analysis_error": analysis_error,
+        "attribution": clean(attribution_section(analysis, cells, spec)),
+    }
+

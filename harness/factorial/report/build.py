@@ -1,0 +1,65 @@
+"""Writing a report (JSON, Markdown, HTML) and the text of ``harness study analyze``.
+
+Why thin: assembly (:mod:`.assemble`) and views (:mod:`.tables`, :mod:`.render`) do the work.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Unpack
+
+from harness.factorial.report.assemble import report_data
+from harness.factorial.report.frame import Source
+from harness.factorial.report.options import ReportOptions
+from harness.factorial.report.render import render_html, render_markdown, report_plots
+from harness.factorial.report.tables import report_tables
+
+
+def build_report(
+    source: Source, out_dir: str | Path, **options: Unpack[ReportOptions]
+) -> dict[str, Path]:
+    """Write ``report.json``, ``report.md`` and ``report.html`` for a study into ``out_dir``.
+
+    Args:
+        source: The study's log directory (or log files), or a frame from
+            :func:`study_frame` / :func:`harness.results.read_results`.
+        out_dir: Folder to write to (created).
+        **options: :class:`ReportOptions`: ``response`` (column analysed, default the
+            score value); ``score_key`` (required when the logs hold several); ``factors``
+            (default every factor recorded in the eval metadata); ``item`` (clusters CIs,
+            blocks the analysis); ``order`` (highest interaction order in the model and the
+            plots); ``title`` (default names the study); ``study`` (keep only this study's
+            logs); ``command`` (the command line recorded as the report's origin);
+            ``family`` (``gaussian`` linear model or ``binomial`` logit GLM for 0/1 scores);
+            ``item_mode`` (``fixed``, ``cluster``, ``random`` or None: not modelled, still
+            pairs comparisons and power); ``anova_type`` (2 or 3).
+
+    Returns:
+        ``{"json": path, "markdown": path, "html": path}``.
+    """
+    out = Path(out_dir)
+    data = report_data(source, out_dir=out, **options)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "report.json", "markdown": out / "report.md",
+             "html": out / "report.html"}
+    paths["json"].write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    tables = report_tables(data)
+    paths["markdown"].write_text(render_markdown(data, tables))
+    paths["html"].write_text(render_html(data, tables, report_plots(data)))
+    return paths
+
+
+def analyze_command(
+    source: Source, *, as_json: bool = False, **options: Unpack[ReportOptions]
+) -> str:
+    """Text for ``harness study analyze``: the cell table and ANOVA as Markdown, or JSON.
+
+    Options are :class:`ReportOptions`, as for :func:`build_report`.
+    """
+    data = report_data(source, **options)
+    if as_json:
+        return json.dumps(data, indent=2, ensure_ascii=False)
+    tables = [t for t in report_tables(data) if t.key in ("cell_results", "anova")]
+    return "\n\n".join([data["attribution"]["statement"], *(t.markdown() for t in tables)])
+

@@ -1,0 +1,64 @@
+"""A report's options: defaults, the keyword set the entry points share, the resolved spec.
+
+Why one place: ``report_data``, ``build_report`` and ``analyze_command`` take the same
+options; declaring them once keeps their names and defaults from drifting apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypedDict
+
+SCHEMA_VERSION = "1.0"
+"""Version of ``report.json``'s layout; bumped (major) when a field changes meaning."""
+
+DEFAULT_RESPONSE = "score_value"
+DEFAULT_ITEM = "sample_id"
+DEFAULT_ORDER = 2
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What one report analyses (resolved from the arguments and the data)."""
+
+    response: str
+    score_key: str | None
+    factors: list[str]
+    item: str
+    order: int
+    family: str = "gaussian"
+    item_mode: str | None = None
+    anova_type: int = 2
+
+
+
+class ReportOptions(TypedDict, total=False):
+    """Keyword options of the report entry points (defaults in brackets).
+
+    response: column analysed [``score_value``]; score_key: which score key [the only one];
+    factors: factor columns [those in the eval metadata]; item: item column [``sample_id``];
+    order: highest interaction order [2]; title: report title [names the study];
+    study: keep only this study's logs; command: command line recorded as the origin;
+    family: ``gaussian`` or ``binomial``; item_mode: ``fixed``, ``cluster``, ``random`` or
+    None; anova_type: 2 or 3.
+    """
+
+    response: str
+    score_key: str | None
+    factors: Sequence[str] | None
+    item: str
+    order: int
+    title: str | None
+    study: str | None
+    command: str | None
+    family: str
+    item_mode: str | None
+    anova_type: int
+
+
+def check_options(options: Mapping[str, object]) -> None:
+    """Reject an unknown option, as a plain keyword signature would."""
+    unknown = sorted(set(options) - ReportOptions.__optional_keys__)
+    if unknown:
+        raise TypeError(f"unexpected report option(s): {', '.join(unknown)}")
