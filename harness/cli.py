@@ -11,6 +11,7 @@ from typing import Annotated, Literal, cast
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -59,8 +60,8 @@ def doctor(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
     for col in ("check", "ok", "detail", "fix"):
         table.add_column(col)
     for c in checks:
-        table.add_row(c.name, "[green]yes[/]" if c.ok else "[red]no[/]", c.detail,
-                      "" if c.ok else c.fix)
+        table.add_row(c.name, "[green]yes[/]" if c.ok else "[red]no[/]", escape(c.detail),
+                      "" if c.ok else escape(c.fix))
     console.print(table)
 
 

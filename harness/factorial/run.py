@@ -371,6 +371,10 @@ def _run_ray(study_path: str, cells: Sequence[Cell], log_dir: str,
             ray.shutdown()
 
 
+STUDY_COPY = "study.yaml"
+"""The name of the study file's copy that ``run_study`` keeps in the study's log dir."""
+
+
 def run_study(
     study_path: str | Path,
     log_dir: str | Path | None = None,
@@ -401,6 +405,12 @@ def run_study(
 
     start = time.monotonic()
     directory.mkdir(parents=True, exist_ok=True)
+    # the study travels with its logs, so a report can honour its analysis options and
+    # causal graph without being told where the YAML was
+    copy = directory / STUDY_COPY
+    source = Path(study_path).read_text()
+    if not copy.exists() or copy.read_text() != source:
+        copy.write_text(source)
     before = _log_files(directory)
     status = cell_status(directory)
     todo = [c for c in cells if status.get(c.id) != "success"]
