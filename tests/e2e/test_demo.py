@@ -27,6 +27,12 @@ def test_demo_writes_logs_leaderboard_and_report(tmp_path: Path) -> None:
         assert row["mean"] == got
     report = json.loads(paths["report_json"].read_text())
     assert {r["term"] for r in report["analysis"]["anova"]} >= {"model"}
+    # the study file kept with the logs sets the analysis (auto -> binomial for 0/1 scores)
+    # and the identification statements (no causal graph: every factor set by design)
+    assert report["response"]["family"] == "binomial"
+    assert report["response"]["item_mode"] == "cluster"
+    assert {r["factor"]: r["status"] for r in report["identification"]} == {
+        "model": "identified", "intervention": "identified"}
     # a second run resumes: nothing is evaluated again
     again = run_demo(tmp_path, console=console, study=TINY)
     assert len(read_results(again["logs"])) == len(frame)

@@ -13,6 +13,7 @@ from typing import Any, Unpack
 
 import polars as pl
 
+from harness.factorial.causal import identification
 from harness.factorial.report.attribution import attribution_section
 from harness.factorial.report.frame import Source, display_levels, study_factors, study_frame
 from harness.factorial.report.options import (
@@ -32,6 +33,8 @@ from harness.factorial.report.sections import (
     effects_section,
     run_analysis,
 )
+from harness.factorial.run import STUDY_COPY
+from harness.factorial.study import Study, load_study
 
 
 def resolve_score_key(frame: pl.DataFrame, score_key: str | None) -> str | None:
@@ -86,6 +89,8 @@ def report_data(
         TypeError: An option that :class:`ReportOptions` does not name.
     """
     check_options(options)
+    study_file = _study_file(source)
+    options = {**_study_defaults(study_file), **options}  # type: ignore[typeddict-item]
     response = options.get("response", DEFAULT_RESPONSE)
     score_key = options.get("score_key")
     factors = options.get("factors")
@@ -107,6 +112,10 @@ def report_data(
     if missing:
         raise ValueError(f"columns not in the study frame: {missing}")
     key = resolve_score_key(frame, score_key)
+    if family == "auto":  # from a study file: binomial when every score is 0 or 1
+        values = frame.filter(pl.col("score_key") == key) if key else frame
+        binary = values.get_column(response).drop_nulls().is_in([0.0, 1.0]).all()
+        family = "binomial" if binary else "gaussian"
     spec = Spec(response=response, score_key=key, factors=names, item=item, order=order,
                  family=family, item_mode=item_mode, anova_type=anova_type)
     in_study = pl.all_horizontal([pl.col(f).is_not_null() for f in names])
@@ -142,5 +151,30 @@ def report_data(
         "analysis": analysis,
         "analysis_error": analysis_error,
         "attribution": clean(attribution_section(analysis, cells, spec)),
+        "identification": _identification(study_file, names),
     }
+
+
+def _study_file(source: Source) -> Study | None:
+    """The study that ``run_study`` copied next to its logs, when the source is that dir."""
+    if isinstance(source, str | Path) and (Path(source) / STUDY_COPY).is_file():
+        return load_study(Path(source) / STUDY_COPY)
+    return None
+
+
+def _study_defaults(study: Study | None) -> dict[str, Any]:
+    """The study's own analysis options; explicit report options override them."""
+    if study is None:
+        return {}
+    mode = study.analysis.item_mode
+    return {"order": study.analysis.order, "family": study.analysis.family,
+            "item_mode": None if mode == "none" else mode}
+
+
+def _identification(study: Study | None, factors: list[str]) -> list[dict[str, Any]] | None:
+    """What the design identifies, from the study's causal graph (None without a study)."""
+    if study is None:
+        return None
+    edges = list(study.causal.edges) if study.causal is not None else []
+    return identification(factors, edges, study.design())
 

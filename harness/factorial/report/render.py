@@ -88,6 +88,12 @@ def render_markdown(data: Mapping[str, Any], tables: list[Table]) -> str:
     ]
     if data.get("analysis_error"):
         lines += [f"**Analysis not available:** {data['analysis_error']}", ""]
+    if data.get("identification"):
+        lines += ["## What the design identifies", "", "| factor | status | why |",
+                  "|---|---|---|"]
+        lines += [f"| {r['factor']} | {r['status']} | {r['reason']} |"
+                  for r in data["identification"]]
+        lines += [""]
     lines += ["## Tables", ""]
     for table in tables:
         lines += [table.markdown(), ""]
