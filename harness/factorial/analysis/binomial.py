@@ -19,6 +19,9 @@ from harness.factorial.analysis.linalg import sandwich, wald
 from harness.factorial.analysis.matrices import columns, term_sets
 from harness.factorial.analysis.prepare import term_name
 
+SEPARATION_EPS = 1e-6
+"""A fitted cell probability this close to 0 or 1 counts as (quasi-)separation."""
+
 
 def bernoulli_deviance(s: np.ndarray, n: np.ndarray, mu: np.ndarray) -> float:
     """-2 log-likelihood of s successes in n trials at probabilities mu."""
@@ -93,19 +96,27 @@ def fit_binomial(prob: Problem) -> Fit:
         )
         wald_p = float(sps.chi2.sf(wald_chi2, dfw)) if dfw else float("nan")
         lr_p = float(sps.chi2.sf(chi2, df)) if df else float("nan")
+        # (quasi-)separation: a cell fitted at p = 0 or 1 (e.g. an agent that is always
+        # right) sends the coefficients and their SEs to infinity, and the Wald test to
+        # p ~ 1 whatever the data say (Hauck-Donner); the likelihood-ratio test stays valid
+        mu_f = np.asarray(res_f.mu)
+        separated = bool(np.any((mu_f < SEPARATION_EPS) | (mu_f > 1 - SEPARATION_EPS)))
+        use_wald = item_mode == "cluster" and not separated
         rows.append(
             {
                 "term": term_name(term, prep.names),
                 "sum_sq": chi2,
                 "df": df,
                 "F": None,
-                "p": wald_p if item_mode == "cluster" else lr_p,
+                "p": wald_p if use_wald else lr_p,
                 "partial_eta2": None,
                 "omega2": None,
                 "chi2": chi2,
                 "lr_p": lr_p,
                 "wald_chi2": wald_chi2,
                 "wald_p": wald_p,
+                "p_test": "wald-cluster" if use_wald else "lr",
+                "separation": separated,
             }
         )
     item_ss = None
@@ -127,6 +138,8 @@ def fit_binomial(prob: Problem) -> Fit:
                 "lr_p": p_lr,
                 "wald_chi2": None,
                 "wald_p": None,
+                "p_test": "lr",
+                "separation": False,
             }
         )
     rows.append(residual_row(dev_all, N - rank_all))

@@ -340,3 +340,23 @@ def test_errors_name_the_problem(tmp_path: Path) -> None:
         analyze(pl.DataFrame({"m": ["a", "b"], "s": [0.5, 1.0]}), "s", ["m"], family="binomial")
     with pytest.raises(ValueError, match="item column"):
         analyze(pl.DataFrame({"m": ["a", "b"], "s": [0.5, 1.0]}), "s", ["m"], item_mode="cluster")
+
+
+def test_binomial_cluster_falls_back_to_lr_test_under_separation() -> None:
+    """An always-right level separates the logit fit: the Wald p is meaningless (~1), so
+    the reported p must come from the likelihood-ratio test and say so."""
+    import polars as pl
+
+    from harness.factorial.analysis import analyze
+
+    rows = []
+    for item in range(30):
+        rows.append({"model": "oracle", "style": "a", "item": item, "y": 1.0})
+        rows.append({"model": "oracle", "style": "b", "item": item, "y": 1.0})
+        rows.append({"model": "weak", "style": "a", "item": item, "y": float(item % 3 == 0)})
+        rows.append({"model": "weak", "style": "b", "item": item, "y": float(item % 4 == 0)})
+    result = analyze(pl.DataFrame(rows), "y", ["model", "style"], item="item",
+                     family="binomial", item_mode="cluster").to_dict()
+    model_row = next(r for r in result["anova"] if r["term"] == "model")
+    assert model_row["separation"] is True and model_row["p_test"] == "lr"
+    assert model_row["p"] == model_row["lr_p"] < 1e-10
