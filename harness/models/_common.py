@@ -21,7 +21,19 @@ DEFAULT_MAX_TOKENS = 512
 DEFAULT_TEMPERATURE = 0.2
 DEFAULT_TOP_P = 0.9
 """Sampling when the task sets none: SmolLM2's model-card values (greedy decoding of a 135M
-model falls into repetition loops). A fixed seed chain makes runs repeatable anyway."""
+model falls into repetition loops). :func:`call_seed` makes every call repeatable anyway."""
+
+
+def call_seed(prompt: str, seed: int | None) -> int:
+    """The sampling seed of one call: a stable hash of the prompt, mixed with the config seed.
+
+    Why per call: a process-wide RNG chain depends on the order in which samples reach the
+    model, which concurrency makes arbitrary; seeding from the prompt gives the same reply
+    to the same prompt in any order, any process (same seed, same data, same score).
+    """
+    import zlib
+
+    return (zlib.crc32(prompt.encode("utf-8")) ^ (seed or 0)) & 0x7FFFFFFF
 
 
 class LocalModelAPI(ModelAPI):

@@ -45,7 +45,13 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 from harness.models._common import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
 from harness.models._common import DEFAULT_TEMPERATURE as DEFAULT_TEMPERATURE
 from harness.models._common import DEFAULT_TOP_P as DEFAULT_TOP_P
-from harness.models._common import LocalModelAPI, make_usage, reply_output, sampling
+from harness.models._common import (
+    LocalModelAPI,
+    call_seed,
+    make_usage,
+    reply_output,
+    sampling,
+)
 from harness.models.toolprompt import CLOSE_TAG, OPEN_TAG, call_schema, forced_tools, to_chat
 from harness.models.weights import resolve_gguf
 
@@ -201,6 +207,7 @@ class EmbeddedModelAPI(LocalModelAPI):
             prompt += OPEN_TAG  # prefill: the reply *is* a call
             grammar = self._grammar(forced)
         kwargs = self._sampling(config, stops + ([CLOSE_TAG] if forced else []))
+        kwargs["seed"] = call_seed(prompt, config.seed)
         result = await asyncio.to_thread(self._complete, prompt, grammar, kwargs)
         text: str = result["choices"][0]["text"]
         if forced:
@@ -243,8 +250,6 @@ class EmbeddedModelAPI(LocalModelAPI):
         }
         if config.top_k is not None:
             kwargs["top_k"] = config.top_k
-        if config.seed is not None:
-            kwargs["seed"] = config.seed
         if config.frequency_penalty is not None:
             kwargs["frequency_penalty"] = config.frequency_penalty
         if config.presence_penalty is not None:

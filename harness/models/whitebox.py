@@ -48,7 +48,13 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 from harness.models._common import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
 from harness.models._common import DEFAULT_TEMPERATURE as DEFAULT_TEMPERATURE
 from harness.models._common import DEFAULT_TOP_P as DEFAULT_TOP_P
-from harness.models._common import LocalModelAPI, make_usage, reply_output, sampling
+from harness.models._common import (
+    LocalModelAPI,
+    call_seed,
+    make_usage,
+    reply_output,
+    sampling,
+)
 from harness.models.toolprompt import CLOSE_TAG, forced_prefix, forced_tools, to_chat
 from harness.models.weights import SMOLLM2_NAMES, hf_cache_dir, resolve_gguf
 
@@ -334,7 +340,7 @@ class WhiteBoxModelAPI(LocalModelAPI):
                 temperature=temperature,
                 top_p=top_p,
                 top_k=config.top_k,
-                seed=config.seed,
+                seed=call_seed(prompt, config.seed),
                 stop=stops,
             )
 
