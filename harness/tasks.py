@@ -20,10 +20,11 @@ from inspect_ai import task
 # name -> "module:function" of the benchmark's @task (imported when registered).
 BENCHMARKS: dict[str, str] = {
     "arithmetic": "benchmarks.arithmetic.arithmetic:arithmetic",
+    "causalgame": "benchmarks.causalgame.causalgame:causalgame_all",
 }
 
 # modules that register scripted reference policies (``scripted/<policy>``) for benchmarks
-POLICY_MODULES: tuple[str, ...] = ("benchmarks.arithmetic.policies",)
+POLICY_MODULES: tuple[str, ...] = ("benchmarks.arithmetic.policies", "benchmarks.causalgame.policies")
 
 
 def _reexport(name: str, target: str) -> Callable[..., Any]:

@@ -1,16 +1,30 @@
-"""Results frame -> leaderboard tables (mean score with item-clustered 95% CI per model).
+"""Inspect logs -> leaderboard: tables, Markdown, JSON exports and a static site.
+
+``build(LOGDIRS, OUT)`` is what ``harness leaderboard build`` runs. The tables are computed in
+:mod:`leaderboards.tables`, written as JSON (own schema and Every Eval Ever) by
+:mod:`leaderboards.exports` and as HTML by :mod:`leaderboards.site`. :func:`leaderboard` is
+the older one-row-per-(task, model) summary, kept as ``leaderboard.csv``.
 
 Logs are read only through ``harness.results``; intervals come only from ``harness.stats``.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
-from harness.results import read_results
+from harness.results import list_logs, read_log
 from harness.stats import mean_ci
+from leaderboards.exports import project_document, rel_path, write_eee, write_json
+from leaderboards.site import write_site
+from leaderboards.tables import Leaderboard, Options, Price, compute
+
+__all__ = ["build", "leaderboard", "load_pricing", "markdown", "read_logs", "to_markdown"]
 
 
 def leaderboard(frame: pl.DataFrame, by: tuple[str, ...] = ("task", "model"),
@@ -51,12 +65,140 @@ def to_markdown(table: pl.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build(log_dir: str | Path, out_dir: str | Path) -> dict[str, Path]:
-    """Read every log under ``log_dir``; write leaderboard.csv and leaderboard.md."""
+# --------------------------------------------------------------------------- build
+
+
+LogDirs = str | Path | Sequence[str | Path]
+
+
+def read_logs(log_dirs: LogDirs) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
+    """Every log under ``log_dirs`` (each file once), and the logs that held no sample.
+
+    A log with no sample (an eval that failed before its first sample, or one still
+    starting) contributes no row, so it is returned separately to be listed, not lost.
+    """
+    seen: dict[Path, Path] = {}
+    for path in list_logs(log_dirs if isinstance(log_dirs, Sequence)
+                          and not isinstance(log_dirs, str) else [log_dirs]):
+        seen.setdefault(path.resolve(), path)
+    frames, empty = [], []
+    for path in seen.values():
+        frame = read_log(path)
+        if frame is None:
+            continue
+        if frame.height:
+            frames.append(frame)
+        else:
+            empty.append({"log_file": str(path), "status": "no samples"})
+    if not frames:
+        raise ValueError(f"no scored samples in any log under {log_dirs}")
+    return pl.concat(frames, how="vertical", rechunk=False), empty
+
+
+def load_pricing(path: str | Path) -> dict[str, Price]:
+    """``{model: {"input": $/Mtok, "output": $/Mtok}}`` from a JSON or YAML file."""
+    text = Path(path).read_text()
+    if str(path).endswith((".yaml", ".yml")):
+        import yaml
+
+        data = yaml.safe_load(text)
+    else:
+        data = json.loads(text)
+    return {str(model): Price(float(p["input"]), float(p["output"])) for model, p in data.items()}
+
+
+def _copy_logs(frame: pl.DataFrame, empty: list[dict[str, Any]], folder: Path
+               ) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
+    """Copy every log into ``folder`` so the site's links work wherever it is published."""
+    folder.mkdir(parents=True, exist_ok=True)
+    mapping: dict[str, str] = {}
+    sources = list(dict.fromkeys([*frame["log_file"].unique(maintain_order=True).to_list(),
+                                  *(e["log_file"] for e in empty)]))
+    for source in sources:
+        target = folder / Path(source).name
+        if str(target) in mapping.values():
+            target = folder / f"{len(mapping)}_{Path(source).name}"
+        if Path(source).resolve() != target.resolve():
+            shutil.copyfile(source, target)
+        mapping[source] = str(target)
+    frame = frame.with_columns(pl.col("log_file").replace(mapping))
+    return frame, [{**e, "log_file": mapping[e["log_file"]]} for e in empty]
+
+
+def _cell(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "—"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value).replace("|", "/")
+
+
+def markdown(document: Mapping[str, Any], title: str = "Leaderboard") -> str:
+    """The leaderboard as Markdown: the overall table, then one table per benchmark."""
+    level = round(document["level"] * 100)
+    lines = [f"# {title}", ""]
+    if document.get("as_of"):
+        lines += [f"Logs as of {document['as_of']}. Scores are means over samples x epochs "
+                  f"(errored samples score 0); {level}% CIs are t intervals clustered by item; "
+                  f"rank intervals from {document['n_boot']} paired bootstrap resamples.", ""]
+    lines += ["## Overall", "",
+              "| model | agent | benchmarks | mean win rate | mean normalised |",
+              "|---|---|---|---|---|"]
+    for r in document["overall"]:
+        lines.append(f"| {_cell(r['model'])} | {_cell(r['agent'])} | {r['n_benchmarks']} | "
+                     f"{_cell(r['mean_win_rate'])} | {_cell(r['mean_normalised'])} |")
+    for bench in document["benchmarks"]:
+        lines += ["", f"## {bench['name']}", "", f"Headline score `{bench['score_key']}`, "
+                  f"{bench['n_items']} items.", "",
+                  f"| rank | rank {level}% | model | agent | setup | score | {level}% CI | "
+                  "normalised | n | completed | errors | tokens/sample | cost | s/sample |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for e in bench["entries"]:
+            lines.append(
+                f"| {e['rank']} | {e['rank_lo']}–{e['rank_hi']} | {_cell(e['model'])} | "
+                f"{_cell(e['agent'])} | {_cell(e['setup'])} | {_cell(e['score'])} | "
+                f"[{_cell(e['ci_lo'])}, {_cell(e['ci_hi'])}] | {_cell(e['normalised'])} | "
+                f"{e['n']} | {e['n_completed']} | {e['errors']} | "
+                f"{_cell(e['tokens_per_sample'], 1)} | {_cell(e['cost'], 4)} | "
+                f"{_cell(e['time_per_sample'], 2)} |")
+        pairs = [p for p in bench["pairwise"] if p["a"] < p["b"]]
+        clear = sum(1 for p in pairs if p["ci_lo"] is not None and p["ci_hi"] is not None
+                    and (p["ci_lo"] > 0 or p["ci_hi"] < 0))
+        lines += ["", f"{clear} of {len(pairs)} pairs differ at {level}% (paired CI excludes "
+                  "0); the full matrix is in the site and leaderboard.json."]
+    return "\n".join(lines) + "\n"
+
+
+def build(log_dir: LogDirs, out_dir: str | Path, options: Options | None = None, *,
+          title: str = "Leaderboard", copy_logs: bool = False) -> dict[str, Path]:
+    """Read every log under ``log_dir`` (one or several folders/files); write the outputs.
+
+    Returns the paths written: ``md`` (leaderboard.md), ``json`` (own schema), ``eee``
+    (folder of Every Eval Ever records), ``site`` (index.html; one page per benchmark
+    beside it), ``entries_csv``, ``pairwise_csv``, ``overall_csv``, ``csv`` (the per
+    (task, model) summary) and, with ``copy_logs``, ``logs`` (the copied logs, which the
+    site then links to instead of the originals).
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    table = leaderboard(read_results(log_dir))
-    paths = {"csv": out / "leaderboard.csv", "md": out / "leaderboard.md"}
-    table.write_csv(paths["csv"])
-    paths["md"].write_text("# Leaderboard\n\n" + to_markdown(table))
+    frame, empty = read_logs(log_dir)
+    paths: dict[str, Path] = {}
+    if copy_logs:
+        frame, empty = _copy_logs(frame, empty, out / "logs")
+        paths["logs"] = out / "logs"
+    board: Leaderboard = compute(frame, options, empty_logs=empty)
+    document = project_document(board, out)
+    paths["json"] = write_json(document, out / "leaderboard.json")
+    paths["md"] = out / "leaderboard.md"
+    paths["md"].write_text(markdown(document, title))
+    paths["eee"] = write_eee(board, out / "eee", log_base=out)
+    paths["site"] = write_site(document, out, title=title)
+    paths["entries_csv"] = out / "entries.csv"
+    relative = [";".join(rel_path(p, out) for p in logs) for logs in board.entries["logs"]]
+    board.entries.with_columns(pl.Series("logs", relative, dtype=pl.String())).write_csv(
+        paths["entries_csv"])
+    paths["pairwise_csv"] = out / "pairwise.csv"
+    board.pairwise.write_csv(paths["pairwise_csv"])
+    paths["overall_csv"] = out / "overall.csv"
+    board.overall.write_csv(paths["overall_csv"])
+    paths["csv"] = out / "leaderboard.csv"
+    leaderboard(frame).write_csv(paths["csv"])
     return paths

@@ -305,3 +305,48 @@ def test_mean_ci_bounds_clip_only_the_interval() -> None:
     assert free.lo < 0.0  # the t interval crosses the impossible side here
     assert clipped.lo == 0.0 and clipped.hi == free.hi
     assert clipped.estimate == free.estimate and clipped.se == free.se
+
+
+# --------------------------------------------------------------------------- rank intervals
+
+
+def test_rank_interval_observed_ranks_and_ties_by_hand() -> None:
+    from harness.stats import bootstrap_rank_interval
+
+    # means 0.5, 1.0, 0.5, 0.0 -> competition ranks 2, 1, 2, 4
+    matrix = np.array([[1.0, 1.0, 0.0, 0.0], [0.0, 1.0, 1.0, 0.0]])
+    out = bootstrap_rank_interval(matrix, n_boot=200)
+    assert out.rank.tolist() == [2, 1, 2, 4]
+    assert (out.lo <= out.rank).all() and (out.rank <= out.hi).all()
+    # system 1 scores 1 on every item: no resample moves it; system 3 scores 0 on every
+    # item but ties (shares rank 3) whenever a resample gives systems 0 or 2 only zeros
+    assert (out.lo[1], out.hi[1]) == (1, 1) and (out.lo[3], out.hi[3]) == (3, 4)
+    low = bootstrap_rank_interval(matrix, n_boot=200, higher_is_better=False)
+    assert low.rank.tolist() == [2, 4, 2, 1]
+
+
+def test_rank_interval_separates_clear_gaps_and_overlaps_close_systems() -> None:
+    from harness.stats import bootstrap_rank_interval, paired_difference_ci
+
+    rng = np.random.default_rng(3)
+    base = rng.normal(0.5, 0.2, size=200)
+    close_a = base + rng.normal(0.0, 0.1, size=200)
+    close_b = base + 0.005 + rng.normal(0.0, 0.1, size=200)
+    far = base + 1.0
+    diff = paired_difference_ci(close_b, close_a)
+    assert diff.lo < 0.0 < diff.hi  # not distinguishable
+    out = bootstrap_rank_interval(np.column_stack([close_a, close_b, far]), n_boot=500)
+    assert (out.lo[2], out.hi[2]) == (1, 1)
+    assert out.lo[0] == out.lo[1] == 2 and out.hi[0] == out.hi[1] == 3  # shared interval
+
+
+def test_rank_interval_handles_missing_items_and_is_reproducible() -> None:
+    from harness.stats import bootstrap_rank_interval
+
+    matrix = np.array([[1.0, np.nan], [0.0, 1.0], [1.0, 1.0], [np.nan, 0.0]])
+    a = bootstrap_rank_interval(matrix, n_boot=300, seed=7, chunk=17)
+    b = bootstrap_rank_interval(matrix, n_boot=300, seed=7, chunk=300)
+    assert a.lo.tolist() == b.lo.tolist() and a.hi.tolist() == b.hi.tolist()
+    assert a.rank.tolist() == [1, 1]  # 2/3 each over the items they have
+    with pytest.raises(ValueError):
+        bootstrap_rank_interval(np.array([[np.nan, 1.0]]))

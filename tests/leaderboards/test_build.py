@@ -7,7 +7,8 @@ from leaderboards.build import leaderboard, to_markdown
 
 def _frame() -> pl.DataFrame:
     rows = []
-    for model, scores in {"m/good": [1, 1, 1, 0], "m/bad": [0, 0, None, 1]}.items():
+    runs: dict[str, list[int | None]] = {"m/good": [1, 1, 1, 0], "m/bad": [0, 0, None, 1]}
+    for model, scores in runs.items():
         for i, s in enumerate(scores):
             rows.append({"task": "t", "model": model, "score_key": "acc", "sample_id": str(i),
                          "score_value": None if s is None else float(s),

@@ -1,0 +1,122 @@
+"""Per-sample game sessions and the prompts built from them.
+
+A ``Game`` holds numpy state that does not belong in Inspect's (JSON) store, so the store
+keeps only a session key and the games live in this process-wide map. The scorer removes
+a game once it has scored it.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import Any
+
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import store
+
+from environments.causalgame import Game
+
+_GAMES: dict[str, Game] = {}
+STORE_KEY = "causalgame:session"
+
+
+def episode_seed(seed: int, scenario_id: str, epoch: int) -> int:
+    """The seed of one (scenario, epoch) episode: same inputs, same game."""
+    return zlib.crc32(f"{seed}:{scenario_id}:{epoch}".encode())
+
+
+def current_game() -> Game:
+    """The game of the running sample (``LookupError`` outside one)."""
+    key = store().get(STORE_KEY)
+    if key is None or key not in _GAMES:
+        raise LookupError("no CausalGame session in this sample (start_game did not run)")
+    return _GAMES[key]
+
+
+def release_game() -> None:
+    """Forget the running sample's game (called by the scorer)."""
+    key = store().get(STORE_KEY)
+    if key is not None:
+        _GAMES.pop(key, None)
+
+
+def system_prompt(game: Game) -> str:
+    """The rendered system prompt (spec 11): role, keys, protocol, defaults, options."""
+    sc = game.scenario
+    comp = sc.components
+    lo, hi = sc.def_range
+    defaults = ", ".join(
+        f"{n}_def={d:g}" for n, d in zip(comp.names, comp.default_def, strict=True)
+    )
+    lines = [
+        "You are a drone designer. Drones fly through a black-box canyon simulation; your job "
+        "is to find the design that survives best, by experiment.",
+        f"Valid design keys: {', '.join(f'{n}_def' for n in comp.names)} (DEF values "
+        f"{lo:g}-{hi:g}, integers; advertised total DEF budget {sc.def_budget:g}). Component HP "
+        "is fixed and hidden.",
+        f"Default design: {defaults}.",
+        "Strategy: observe the history, discover measurements, analyse, hypothesise, then "
+        "test with controlled deployments.",
+        "Stage 1: up to 200 drones in at most 10 deploy_drone calls of 1-50 drones each, "
+        "plus the historical flight logs. Stage 2: submit_final_design once; 1,000 fresh "
+        "drones fly your design.",
+        f"Victory: Stage-2 survival >= {sc.threshold * 100:.0f}%.",
+        "You may run Python (pandas/numpy) with the analyze tool; the data files are "
+        "history.json, history.csv and status.json in the working directory.",
+        *sc.prompt_notes,
+    ]
+    if sc.has_equipment:
+        lines.append(
+            "Equipment options (pass as `equipment` to deploy_drone / "
+            "submit_final_design; actual effects may differ):\n"
+            + json.dumps(game.action_space()["equipment"], indent=1)
+        )
+    return "\n".join(lines)
+
+
+def opening_message(game: Game) -> str:
+    """The first user message: history summary as the original harness computed it."""
+    visible = game.visible_history()
+    survived = sum(r["status"] == "RETURNED" for r in visible)
+    rate = 100 * survived / len(visible) if visible else 0.0
+    return (
+        f"Found {len(visible)} prior flight logs. Global Survival Rate: {rate:.1f}% "
+        f"({survived}/{len(visible)}). Begin your investigation."
+    )
+
+
+@solver
+def start_game(
+    scenario_id: str | None = None,
+    seed: int = 0,
+    compat: str = "intended",
+    enforce_ranges: bool | None = None,
+    enforce_budget: bool = False,
+) -> Solver:
+    """Create the sample's game (scenario from ``metadata['scenario']``) and its prompts."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        sid = scenario_id or str(state.metadata["scenario"])
+        game = Game(
+            sid,
+            seed=episode_seed(seed, sid, state.epoch),
+            compat=compat,
+            enforce_ranges=enforce_ranges,
+            enforce_budget=enforce_budget,
+        )
+        key = f"{state.uuid}:{state.epoch}"
+        _GAMES[key] = game
+        store().set(STORE_KEY, key)
+        state.messages = [
+            ChatMessageSystem(content=system_prompt(game)),
+            ChatMessageUser(content=opening_message(game)),
+        ]
+        return state
+
+    return solve
+
+
+def game_info(game: Game) -> dict[str, Any]:
+    """Sample metadata describing the episode (for logs and the results frame)."""
+    return {"scenario": game.scenario.id, "seed": game.seed, "compat": game.compat}

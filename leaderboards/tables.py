@@ -1,0 +1,456 @@
+"""Results frame -> leaderboard tables: entries, ranks, pairwise differences, overall.
+
+An *entry* is one (benchmark, model, agent, setup): the model column of the log, the solver
+(agent) that ran it, and the *setup*, a short label of the eval settings that vary between
+logs of the same benchmark (task args, generation config, model args and, in the suite's
+factorial logs, the factor levels). Settings that are the same in every log of a benchmark
+are not part of the label, so an ordinary leaderboard of models has one row per model.
+
+Per entry: the headline score (mean over samples x epochs), a 95% CI whose standard error is
+clustered by item (``sample_id``), counts of samples, completed and errored samples (an
+errored or unscored sample scores 0 and is counted, never dropped), tokens, cost when
+pricing is given, time, the normalised score where the benchmark has reference agents
+(floor -> 0, oracle -> 1), and a rank with a bootstrap rank interval over items. Per
+benchmark: every pair's paired difference with its CI. Across benchmarks: mean normalised
+score and mean win rate per (model, agent).
+
+All intervals come from :mod:`harness.stats`; this module only reshapes frames.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+
+from harness.stats import bootstrap_rank_interval, mean_ci, paired_difference_ci
+
+__all__ = [
+    "Leaderboard",
+    "Options",
+    "Price",
+    "Reference",
+    "compute",
+    "entry_frame",
+    "parse_reference",
+]
+
+_AGENT_KEYS = {"agent", "solver"}  # task args already reflected in the solver column
+_MODEL_FACTORS = {"model", "agent", "solver"}  # factor levels that duplicate a column
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per million input and output tokens."""
+
+    input: float
+    output: float
+
+
+@dataclass(frozen=True)
+class Reference:
+    """How to find a benchmark's floor or oracle score.
+
+    ``pattern`` matches (case-insensitive substring) an entry's model or agent; ``value``
+    is a fixed score instead (e.g. a floor of 0 where random guessing cannot score).
+    ``benchmark`` restricts the reference to one benchmark (None: any).
+    """
+
+    pattern: str | None = None
+    value: float | None = None
+    benchmark: str | None = None
+
+
+def parse_reference(text: str) -> Reference:
+    """``[BENCHMARK=]PATTERN_OR_NUMBER`` -> :class:`Reference` (the CLI's syntax)."""
+    bench, sep, rest = text.rpartition("=")
+    target = rest if sep else text
+    try:
+        value: float | None = float(target)
+    except ValueError:
+        value = None
+    return Reference(pattern=None if value is not None else target, value=value,
+                     benchmark=bench if sep else None)
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the build computes; the defaults suit any Inspect log.
+
+    Attributes:
+        headline: benchmark -> score key to rank on (default: the benchmark's first
+            score key that has any value).
+        oracle: references that define a normalised score of 1.
+        floor: references that define a normalised score of 0.
+        pricing: model -> price; cost columns stay empty for models without one.
+        level: confidence level of every interval.
+        n_boot: item resamples for the rank intervals.
+        seed: seed of those resamples.
+    """
+
+    headline: Mapping[str, str] = field(default_factory=dict)
+    oracle: tuple[Reference, ...] = (Reference(pattern="oracle"),)
+    floor: tuple[Reference, ...] = (Reference(pattern="random"), Reference(pattern="floor"))
+    pricing: Mapping[str, Price] = field(default_factory=dict)
+    level: float = 0.95
+    n_boot: int = 1000
+    seed: int = 0
+
+
+@dataclass
+class Leaderboard:
+    """Everything the outputs render.
+
+    Attributes:
+        entries: one row per (benchmark, model, agent, setup), best first per benchmark.
+        pairwise: one row per ordered pair of entries of a benchmark: ``a - b``.
+        overall: one row per (model, agent) across benchmarks.
+        benchmarks: one row per benchmark: score key, references used, counts.
+        logs: one row per log file: task, model, status, samples read.
+        options: the options used.
+    """
+
+    entries: pl.DataFrame
+    pairwise: pl.DataFrame
+    overall: pl.DataFrame
+    benchmarks: pl.DataFrame
+    logs: pl.DataFrame
+    options: Options
+
+
+# --------------------------------------------------------------------------- entries
+
+
+def _decode(text: str | None) -> dict[str, Any]:
+    value = json.loads(text) if text else {}
+    return value if isinstance(value, dict) else {}
+
+
+def _settings(row: Mapping[str, Any]) -> dict[str, str]:
+    """One eval's settings as flat ``name -> JSON value`` (the candidates for the setup)."""
+    flat: dict[str, str] = {}
+    sources: tuple[tuple[str, str, set[str]], ...] = (
+        ("task_args", "", _AGENT_KEYS), ("generate_config", "", set()),
+        ("model_args", "model.", set()))
+    for column, prefix, skip in sources:
+        for key, value in _decode(row[column]).items():
+            if key not in skip:
+                flat[prefix + key] = json.dumps(value, sort_keys=True)
+    factors = _decode(row["eval_metadata"]).get("factors")
+    if isinstance(factors, dict):
+        for key, value in factors.items():
+            name = str(key)
+            if name not in _MODEL_FACTORS and name not in flat:
+                flat[name] = json.dumps(value, sort_keys=True)
+    return flat
+
+
+def _label(value: str) -> str:
+    decoded = json.loads(value)
+    return decoded if isinstance(decoded, str) else value
+
+
+def _setup_labels(configs: pl.DataFrame) -> pl.DataFrame:
+    """Per benchmark, label each distinct config by the settings that vary within it."""
+    out = []
+    for (_bench,), group in configs.group_by(["benchmark"], maintain_order=True):
+        rows = group.to_dicts()
+        flats = [_settings(r) for r in rows]
+        keys = sorted({k for f in flats for k in f})
+        varying = [k for k in keys if len({f.get(k) for f in flats}) > 1]
+        for row, flat in zip(rows, flats, strict=True):
+            parts = [f"{k}={_label(flat[k])}" for k in varying if k in flat]
+            out.append({**{c: row[c] for c in configs.columns},
+                        "setup": ", ".join(parts) or "default"})
+    return pl.DataFrame(out, schema={**configs.schema, "setup": pl.String()})
+
+
+def _headline_keys(frame: pl.DataFrame, headline: Mapping[str, str]) -> dict[str, str]:
+    """benchmark -> score key: the requested one, else the first key with any value."""
+    chosen: dict[str, str] = {}
+    scored = frame.filter(pl.col("score_key").is_not_null())
+    firsts = (scored.group_by("task", "score_key", maintain_order=True)
+              .agg(pl.col("score_value").is_not_null().any().alias("any")))
+    for row in firsts.iter_rows(named=True):
+        task, key = row["task"], row["score_key"]
+        if task in headline:
+            chosen[task] = headline[task]
+        elif task not in chosen and row["any"]:
+            chosen[task] = key
+    for row in firsts.iter_rows(named=True):  # benchmarks where nothing was scored
+        chosen.setdefault(row["task"], row["score_key"])
+    return chosen
+
+
+_CONFIG = ["task", "model", "solver", "task_args", "model_args", "generate_config",
+           "eval_metadata"]
+
+
+def entry_frame(frame: pl.DataFrame, options: Options | None = None) -> pl.DataFrame:
+    """The headline score's rows with ``benchmark``, ``agent``, ``setup`` and ``entry``.
+
+    One row per sample x epoch of each entry; ``score`` is the headline value with errored
+    or unscored samples as 0, ``completed`` says whether the sample has a value and no
+    error, ``errored`` whether it has an error.
+    """
+    options = options or Options()
+    keys = _headline_keys(frame, options.headline)
+    chosen = pl.DataFrame({"task": list(keys), "score_key": list(keys.values())},
+                          schema={"task": pl.String(), "score_key": pl.String()})
+    rows = frame.join(chosen, on=["task", "score_key"], how="inner")
+    configs = (rows.select(_CONFIG).unique(maintain_order=True)
+               .with_columns(pl.col("task").alias("benchmark")))
+    labelled = _setup_labels(configs)
+    rows = rows.join(labelled.drop("benchmark"), on=_CONFIG, how="left", nulls_equal=True)
+    return rows.with_columns(
+        pl.col("task").alias("benchmark"),
+        pl.col("solver").fill_null("(none)").alias("agent"),
+        pl.col("score_value").fill_null(0.0).alias("score"),
+        (pl.col("score_value").is_not_null() & pl.col("error").is_null()).alias("completed"),
+        pl.col("error").is_not_null().alias("errored"),
+    ).with_columns(
+        pl.concat_str([pl.col("model"), pl.col("agent"), pl.col("setup")],
+                      separator=" | ").alias("entry"),
+    )
+
+
+# --------------------------------------------------------------------------- per benchmark
+
+
+def _matches(ref: Reference, bench: str, model: str, agent: str) -> bool:
+    if ref.benchmark is not None and ref.benchmark != bench:
+        return False
+    if ref.pattern is None:
+        return False
+    needle = ref.pattern.lower()
+    return needle in model.lower() or needle in agent.lower()
+
+
+def _reference_score(refs: Sequence[Reference], bench: str, table: pl.DataFrame,
+                     setup: str) -> tuple[float | None, str | None]:
+    """(score, what it came from) of the first reference that applies to ``bench``."""
+    for ref in refs:
+        if ref.benchmark not in (None, bench):
+            continue
+        if ref.value is not None:
+            return ref.value, f"fixed {ref.value:g}"
+        hits = [r for r in table.iter_rows(named=True)
+                if _matches(ref, bench, r["model"], r["agent"])]
+        if hits:
+            same = [r for r in hits if r["setup"] == setup]
+            use = same or hits
+            score = sum(r["score"] for r in use) / len(use)
+            return score, ", ".join(sorted({r["entry"] for r in use}))
+    return None, None
+
+
+def _bounded(values: NDArray[np.float64]) -> bool:
+    return bool(len(values)) and float(values.min()) >= 0.0 and float(values.max()) <= 1.0
+
+
+def _entry_stats(rows: pl.DataFrame, options: Options, bounded: bool) -> list[dict[str, Any]]:
+    """One dict per entry of one benchmark (score, CI, counts, tokens, cost, time)."""
+    out = []
+    for (entry,), group in rows.group_by(["entry"], maintain_order=True):
+        values = group["score"].to_numpy()
+        est = mean_ci(values, cluster=group["sample_id"], level=options.level,
+                      bounds=(0.0, 1.0) if bounded else None)
+        first = group.row(0, named=True)
+        price = options.pricing.get(first["model"])
+        tokens_in = int(group["input_tokens"].sum())
+        tokens_out = int(group["output_tokens"].sum())
+        cost = None if price is None else (tokens_in * price.input
+                                           + tokens_out * price.output) / 1e6
+        n = group.height
+        out.append({
+            "benchmark": first["benchmark"], "entry": entry, "model": first["model"],
+            "agent": first["agent"], "setup": first["setup"],
+            "score_key": first["score_key"], "score": est.estimate, "se": est.se,
+            "ci_lo": est.lo, "ci_hi": est.hi, "n": n,
+            "n_items": int(group["sample_id"].n_unique()),
+            "n_completed": int(group["completed"].sum()),
+            "errors": int(group["errored"].sum()),
+            "input_tokens": tokens_in, "output_tokens": tokens_out,
+            "tokens_per_sample": float(group["total_tokens"].sum()) / n,
+            "cost": cost, "cost_per_sample": None if cost is None else cost / n,
+            "time_per_sample": float(group["total_time"].fill_null(0.0).mean()),  # type: ignore[arg-type]
+            "working_time_per_sample": float(group["working_time"].fill_null(0.0).mean()),  # type: ignore[arg-type]
+            "logs": sorted(set(group["log_file"].to_list())),
+        })
+    return out
+
+
+def _item_matrix(rows: pl.DataFrame, entries: list[str]) -> NDArray[np.float64]:
+    """(items x entries) per-item mean score (epochs averaged); NaN where not run."""
+    wide = (rows.group_by("sample_id", "entry").agg(pl.col("score").mean())
+            .pivot(on="entry", index="sample_id", values="score"))
+    return np.column_stack([
+        wide[e].cast(pl.Float64).fill_null(np.nan).to_numpy() for e in entries
+    ]) if wide.height else np.empty((0, len(entries)))
+
+
+def _pairwise(bench: str, entries: list[str], matrix: NDArray[np.float64],
+              level: float) -> list[dict[str, Any]]:
+    """Paired difference ``a - b`` over the items both entries ran, for every ordered pair."""
+    present = ~np.isnan(matrix)
+    out = []
+    for i, a in enumerate(entries):
+        for j, b in enumerate(entries):
+            if i == j:
+                continue
+            mask = present[:, i] & present[:, j]
+            n_pairs = int(mask.sum())
+            row: dict[str, Any] = {"benchmark": bench, "a": a, "b": b, "n_pairs": n_pairs,
+                                   "diff": None, "se": None, "ci_lo": None, "ci_hi": None}
+            if n_pairs:
+                est = paired_difference_ci(matrix[mask, i], matrix[mask, j], level=level)
+                row.update(diff=est.estimate, se=est.se,
+                           ci_lo=None if math.isnan(est.lo) else est.lo,
+                           ci_hi=None if math.isnan(est.hi) else est.hi)
+            out.append(row)
+    return out
+
+
+def _nan_to_none(value: float | None) -> float | None:
+    return None if value is None or math.isnan(value) else value
+
+
+def _benchmark(bench: str, rows: pl.DataFrame, options: Options
+               ) -> tuple[pl.DataFrame, list[dict[str, Any]], dict[str, Any]]:
+    bounded = _bounded(rows["score"].to_numpy())
+    table = pl.DataFrame(_entry_stats(rows, options, bounded))
+    entries = table["entry"].to_list()
+    matrix = _item_matrix(rows, entries)
+    ranks = bootstrap_rank_interval(matrix, n_boot=options.n_boot, level=options.level,
+                                    seed=options.seed)
+    table = table.with_columns(
+        pl.Series("rank", ranks.rank), pl.Series("rank_lo", ranks.lo),
+        pl.Series("rank_hi", ranks.hi),
+    )
+    norm: dict[str, list[float | None]] = {"normalised": [], "norm_lo": [], "norm_hi": []}
+    roles: list[str | None] = []
+    refs: dict[str, Any] = {"floor": None, "oracle": None, "floor_from": None,
+                            "oracle_from": None}
+    for row in table.iter_rows(named=True):
+        floor, floor_from = _reference_score(options.floor, bench, table, row["setup"])
+        top, top_from = _reference_score(options.oracle, bench, table, row["setup"])
+        if refs["floor"] is None and floor is not None:
+            refs.update(floor=floor, floor_from=floor_from)
+        if refs["oracle"] is None and top is not None:
+            refs.update(oracle=top, oracle_from=top_from)
+        scale = None if floor is None or top is None or top == floor else top - floor
+        for key, col in (("normalised", "score"), ("norm_lo", "ci_lo"), ("norm_hi", "ci_hi")):
+            value = _nan_to_none(row[col])
+            norm[key].append(None if scale is None or value is None or floor is None
+                             else (value - floor) / scale)
+        role = ("oracle" if any(_matches(r, bench, row["model"], row["agent"])
+                                for r in options.oracle)
+                else "floor" if any(_matches(r, bench, row["model"], row["agent"])
+                                    for r in options.floor) else None)
+        roles.append(role)
+    table = table.with_columns(
+        *[pl.Series(k, v, dtype=pl.Float64()) for k, v in norm.items()],
+        pl.Series("reference", roles, dtype=pl.String()),
+        pl.col("ci_lo").fill_nan(None), pl.col("ci_hi").fill_nan(None),
+        pl.col("se").fill_nan(None),
+    ).sort(["rank", "entry"])
+    info = {"benchmark": bench, "score_key": rows["score_key"][0], "bounded": bounded,
+            "n_entries": table.height, "n_items": matrix.shape[0], **refs}
+    return table, _pairwise(bench, entries, matrix, options.level), info
+
+
+# --------------------------------------------------------------------------- overall
+
+
+def _overall(entries: pl.DataFrame) -> pl.DataFrame:
+    """Per (model, agent): mean over benchmarks of the normalised score and the win rate.
+
+    Within a benchmark a (model, agent) first averages its setups; its win rate is the
+    share of the benchmark's other (model, agent)s it beats on that average (ties 1/2).
+    """
+    if entries.height == 0:
+        return pl.DataFrame()
+    units = (entries.group_by("benchmark", "model", "agent", maintain_order=True)
+             .agg(pl.col("score").mean(), pl.col("normalised").mean(),
+                  pl.col("reference").drop_nulls().first()))
+    wins = []
+    for (_bench,), group in units.group_by(["benchmark"], maintain_order=True):
+        scores = group["score"].to_numpy()
+        k = len(scores)
+        beats = (scores[:, None] > scores[None, :]).sum(axis=1)
+        ties = (scores[:, None] == scores[None, :]).sum(axis=1) - 1
+        rate = (beats + 0.5 * ties) / (k - 1) if k > 1 else np.full(k, np.nan)
+        wins.append(group.with_columns(pl.Series("win_rate", rate).fill_nan(None)))
+    per = pl.concat(wins)
+    return (per.group_by("model", "agent", maintain_order=True)
+            .agg(pl.col("benchmark").n_unique().alias("n_benchmarks"),
+                 pl.col("normalised").mean().alias("mean_normalised"),
+                 pl.col("normalised").is_not_null().sum().alias("n_normalised"),
+                 pl.col("win_rate").mean().alias("mean_win_rate"),
+                 pl.col("score").mean().alias("mean_score"),
+                 pl.col("reference").drop_nulls().first())
+            .sort(["mean_win_rate", "mean_normalised", "model"],
+                  descending=[True, True, False], nulls_last=True))
+
+
+# --------------------------------------------------------------------------- public
+
+
+def _logs(frame: pl.DataFrame) -> pl.DataFrame:
+    return (frame.group_by("log_file", maintain_order=True)
+            .agg(pl.col("task").first(), pl.col("model").first(),
+                 pl.col("solver").first(), pl.col("status").first(),
+                 pl.col("created").first(),
+                 pl.struct("sample_id", "epoch").n_unique().alias("samples")))
+
+
+def compute(frame: pl.DataFrame, options: Options | None = None,
+            empty_logs: Sequence[Mapping[str, Any]] = ()) -> Leaderboard:
+    """Every table of the leaderboard from a results frame (see :class:`Leaderboard`).
+
+    Args:
+        frame: rows from :func:`harness.results.read_results`.
+        options: what to compute.
+        empty_logs: logs that held no sample (failed or never started), so they can be
+            listed with the rest; rows with ``log_file``, ``task``, ``model``, ``status``.
+    """
+    options = options or Options()
+    rows = entry_frame(frame, options)
+    tables, pairs, infos = [], [], []
+    for (bench,), group in rows.group_by(["benchmark"], maintain_order=True):
+        table, pair, info = _benchmark(str(bench), group, options)
+        tables.append(table)
+        pairs.extend(pair)
+        infos.append(info)
+    entries = pl.concat(tables, how="diagonal_relaxed") if tables else pl.DataFrame()
+    if entries.height:
+        entries = entries.sort(["benchmark", "rank", "entry"])
+    pair_schema = {"benchmark": pl.String(), "a": pl.String(), "b": pl.String(),
+                   "n_pairs": pl.Int64(), "diff": pl.Float64(), "se": pl.Float64(),
+                   "ci_lo": pl.Float64(), "ci_hi": pl.Float64()}
+    logs = _logs(frame)
+    if empty_logs:
+        extra = pl.DataFrame([{**{c: r.get(c) for c in logs.columns if c != "samples"},
+                               "samples": 0} for r in empty_logs],
+                             schema=logs.schema)
+        logs = pl.concat([logs, extra])
+    return Leaderboard(
+        entries=entries,
+        pairwise=pl.DataFrame(pairs, schema=pair_schema),
+        overall=_overall(entries),
+        benchmarks=pl.DataFrame(infos),
+        logs=logs.sort("log_file"),
+        options=options,
+    )
+
+
+def slug(text: str) -> str:
+    """A file-name-safe form of a benchmark or entry name."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "x"

@@ -1,0 +1,37 @@
+"""The committed leaderboard in ``leaderboards/published`` is valid and matches its logs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from leaderboards.build import build
+from leaderboards.exports import SCHEMA_PATH
+from leaderboards.tables import Options, parse_reference
+
+REPO = Path(__file__).resolve().parents[2]
+PUBLISHED = REPO / "leaderboards" / "published"
+EEE_SCHEMA = REPO.parent / "shared" / "reference-data" / "every_eval_ever" / "eval.schema.json"
+
+pytestmark = pytest.mark.skipif(not (PUBLISHED / "leaderboard.json").exists(),
+                                reason="no published leaderboard")
+
+
+def test_published_json_validates() -> None:
+    doc = json.loads((PUBLISHED / "leaderboard.json").read_text())
+    jsonschema.validate(doc, json.loads(SCHEMA_PATH.read_text()))
+    if EEE_SCHEMA.exists():
+        validator = jsonschema.Draft7Validator(json.loads(EEE_SCHEMA.read_text()))
+        for path in (PUBLISHED / "eee").glob("*.json"):
+            assert not list(validator.iter_errors(json.loads(path.read_text()))), path.name
+
+
+@pytest.mark.skipif(not (PUBLISHED / "logs").is_dir(), reason="published logs not present")
+def test_published_markdown_is_what_its_logs_build(tmp_path: Path) -> None:
+    options = Options(floor=(parse_reference("harness/arithmetic=0"),))
+    paths = build(PUBLISHED / "logs", tmp_path, options,
+                  title="evalsuite leaderboard (demo study)")
+    assert paths["md"].read_text() == (PUBLISHED / "leaderboard.md").read_text()
