@@ -149,7 +149,7 @@ def markdown(document: Mapping[str, Any], title: str = "Leaderboard") -> str:
         lines += ["", f"## {bench['name']}", "", f"Headline score `{bench['score_key']}`, "
                   f"{bench['n_items']} items.", "",
                   f"| rank | rank {level}% | model | agent | setup | score | {level}% CI | "
-                  "normalised | n | completed | errors | tokens/sample | cost | s/sample |",
+                  "normalised | n | completed | errors | tokens/sample | cost | work s/sample |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for e in bench["entries"]:
             lines.append(
@@ -158,7 +158,7 @@ def markdown(document: Mapping[str, Any], title: str = "Leaderboard") -> str:
                 f"[{_cell(e['ci_lo'])}, {_cell(e['ci_hi'])}] | {_cell(e['normalised'])} | "
                 f"{e['n']} | {e['n_completed']} | {e['errors']} | "
                 f"{_cell(e['tokens_per_sample'], 1)} | {_cell(e['cost'], 4)} | "
-                f"{_cell(e['time_per_sample'], 2)} |")
+                f"{_cell(e['working_time_per_sample'], 2)} |")
         pairs = [p for p in bench["pairwise"] if p["a"] < p["b"]]
         clear = sum(1 for p in pairs if p["ci_lo"] is not None and p["ci_hi"] is not None
                     and (p["ci_lo"] > 0 or p["ci_hi"] < 0))
