@@ -21,10 +21,15 @@ from inspect_ai import task
 BENCHMARKS: dict[str, str] = {
     "arithmetic": "benchmarks.arithmetic.arithmetic:arithmetic",
     "causalgame": "benchmarks.causalgame.causalgame:causalgame_all",
+    "worldtravel": "benchmarks.worldtravel.worldtravel:worldtravel",
 }
 
 # modules that register scripted reference policies (``scripted/<policy>``) for benchmarks
-POLICY_MODULES: tuple[str, ...] = ("benchmarks.arithmetic.policies", "benchmarks.causalgame.policies")
+POLICY_MODULES: tuple[str, ...] = (
+    "benchmarks.arithmetic.policies",
+    "benchmarks.causalgame.policies",
+    "benchmarks.worldtravel.policies",
+)
 
 
 def _reexport(name: str, target: str) -> Callable[..., Any]:

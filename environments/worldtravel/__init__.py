@@ -7,5 +7,13 @@ from environments.worldtravel.plan import PLAN_SCHEMA_TEXT, parse_plan
 from environments.worldtravel.scenario import KINDS, Constraint, Scenario
 from environments.worldtravel.world import generate_world
 
-__all__ = ["KINDS", "PLAN_SCHEMA_TEXT", "Constraint", "Scenario", "World", "check_plan",
-           "generate_world", "parse_plan"]
+__all__ = [
+    "KINDS",
+    "PLAN_SCHEMA_TEXT",
+    "Constraint",
+    "Scenario",
+    "World",
+    "check_plan",
+    "generate_world",
+    "parse_plan",
+]

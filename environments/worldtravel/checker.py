@@ -23,7 +23,7 @@ from environments.worldtravel.model import (
     open_intervals,
     weekday,
 )
-from environments.worldtravel.plan import Plan, Stop, Stay, parse_plan
+from environments.worldtravel.plan import Plan, Stay, Stop, parse_plan
 from environments.worldtravel.scenario import (
     COST_CATEGORIES,
     ROOM_CAPACITY,
@@ -96,8 +96,10 @@ class _View:
             raise Fail(f"{stop.id}: missing or invalid start time")
         if need in ("both", "end") and stop.end is None:
             raise Fail(f"{stop.id}: missing or invalid end time")
-        return (stop.start if stop.start is not None else -1,
-                stop.end if stop.end is not None else -1)
+        return (
+            stop.start if stop.start is not None else -1,
+            stop.end if stop.end is not None else -1,
+        )
 
     def node(self, stop: Stop, side: str) -> tuple[str, int]:
         """(city, matrix node) of a stop; ``side`` is 'in' (arrive) or 'out' (leave)."""
@@ -111,7 +113,8 @@ class _View:
                     return city.id, len(city.nodes) - 1
             raise Fail(f"unknown station {stop.id!r}")
         cls = {"hotel": Hotel, "attraction": Attraction, "restaurant": Restaurant}.get(
-            stop.kind or "")
+            stop.kind or ""
+        )
         if cls is None:
             raise Fail(f"unknown stop kind {stop.kind!r}")
         rec = self.record(stop, cls)
@@ -185,16 +188,19 @@ def _skeleton(v: _View, p: dict[str, Any]) -> str:
     stops, sc = v.day(d), v.sc
     slots = sc.skeleton[d - 1]
     if len(stops) != len(slots) + 2:
-        raise Fail(f"day {d}: {len(stops)} stops, expected {len(slots) + 2} "
-                   f"(start, {', '.join(slots)}, end)")
+        raise Fail(
+            f"day {d}: {len(stops)} stops, expected {len(slots) + 2} "
+            f"(start, {', '.join(slots)}, end)"
+        )
     first, last = stops[0], stops[-1]
     if d == 1:
         station = v.world.city(sc.cities[0]).station
         if first.kind != "station" or first.id != station:
             raise Fail(f"day 1 must start at {station}")
         if v.times(first, "end")[1] < sc.arrival:
-            raise Fail(f"leaves {station} at {hhmm(first.end or 0)}, before arriving at "
-                       f"{hhmm(sc.arrival)}")
+            raise Fail(
+                f"leaves {station} at {hhmm(first.end or 0)}, before arriving at {hhmm(sc.arrival)}"
+            )
     else:
         hotel = v.stay_for_night(d - 1).hotel
         if first.kind != "hotel" or first.id != hotel:
@@ -205,8 +211,10 @@ def _skeleton(v: _View, p: dict[str, Any]) -> str:
         if last.kind != "station" or last.id != station:
             raise Fail(f"day {d} must end at {station}")
         if v.times(last, "start")[0] > sc.departure:
-            raise Fail(f"reaches {station} at {hhmm(last.start or 0)}, after the "
-                       f"{hhmm(sc.departure)} departure")
+            raise Fail(
+                f"reaches {station} at {hhmm(last.start or 0)}, after the "
+                f"{hhmm(sc.departure)} departure"
+            )
     else:
         hotel = v.stay_for_night(d).hotel
         if last.kind != "hotel" or last.id != hotel:
@@ -223,8 +231,9 @@ def _skeleton(v: _View, p: dict[str, Any]) -> str:
             continue
         want = "attraction" if slot == "attraction" else "restaurant"
         if stop.kind != want or (want == "restaurant" and stop.meal != slot):
-            raise Fail(f"day {d} stop {j + 1}: expected {slot}, got {stop.kind} "
-                       f"{stop.meal or ''}".rstrip())
+            raise Fail(
+                f"day {d} stop {j + 1}: expected {slot}, got {stop.kind} {stop.meal or ''}".rstrip()
+            )
         rec = v.record(stop, Attraction if want == "attraction" else Restaurant)
         if rec.city != city:
             raise Fail(f"day {d} stop {j + 1}: {rec.id} is not in {city}")
@@ -254,9 +263,11 @@ def _travel_time(v: _View, p: dict[str, Any]) -> str:
     d = int(p["day"])
     for leg in v.legs(d):
         if leg.arrive - leg.leave < leg.minutes:
-            raise Fail(f"day {d} leg {leg.index}: {leg.minutes} min by {leg.mode} but only "
-                       f"{leg.arrive - leg.leave} min between {hhmm(leg.leave)} and "
-                       f"{hhmm(leg.arrive)}")
+            raise Fail(
+                f"day {d} leg {leg.index}: {leg.minutes} min by {leg.mode} but only "
+                f"{leg.arrive - leg.leave} min between {hhmm(leg.leave)} and "
+                f"{hhmm(leg.arrive)}"
+            )
     return f"day {d}: every leg leaves enough travel time"
 
 
@@ -265,8 +276,10 @@ def _timed_entry(v: _View, p: dict[str, Any]) -> str:
     for stop, rec in v.venues(d):
         slots = rec.timed_entry if isinstance(rec, Attraction) else rec.seatings
         if slots and v.times(stop, "start")[0] not in slots:
-            raise Fail(f"{rec.id} starts at {hhmm(stop.start or 0)}, not a bookable entry "
-                       f"({', '.join(hhmm(s) for s in slots[:6])}...)")
+            raise Fail(
+                f"{rec.id} starts at {hhmm(stop.start or 0)}, not a bookable entry "
+                f"({', '.join(hhmm(s) for s in slots[:6])}...)"
+            )
     return f"day {d}: timed entries and seatings respected"
 
 
@@ -309,8 +322,9 @@ def _lodging(v: _View, p: dict[str, Any]) -> str:
             raise Fail(f"{hotel.id} requires at least {hotel.min_nights} nights")
         arrive = v.times(v.day(nights[0])[-1], "start")[0]
         if arrive < hotel.check_in:
-            raise Fail(f"arrives at {hotel.id} at {hhmm(arrive)}, check-in from "
-                       f"{hhmm(hotel.check_in)}")
+            raise Fail(
+                f"arrives at {hotel.id} at {hhmm(arrive)}, check-in from {hhmm(hotel.check_in)}"
+            )
         leave = v.times(v.day(nights[-1] + 1)[0], "end")[1]
         if leave > hotel.check_out:
             raise Fail(f"leaves {hotel.id} at {hhmm(leave)}, check-out by {hhmm(hotel.check_out)}")
@@ -353,8 +367,10 @@ def _booking_lead(v: _View, p: dict[str, Any]) -> str:
     k = int(p["days_ahead"])
     for d, _, _, rec in v.attractions():
         if rec.booking_lead_days > k + d - 1:
-            raise Fail(f"{rec.id} must be booked {rec.booking_lead_days} days ahead; day {d} "
-                       f"is only {k + d - 1} days away")
+            raise Fail(
+                f"{rec.id} must be booked {rec.booking_lead_days} days ahead; day {d} "
+                f"is only {k + d - 1} days away"
+            )
     return f"every attraction bookable {k} days before the trip"
 
 
@@ -505,15 +521,31 @@ def _hotel_rules(v: _View, p: dict[str, Any]) -> str:
 
 
 CHECKS: dict[str, Check] = {
-    "skeleton": _skeleton, "opening_hours": _opening_hours, "travel_time": _travel_time,
-    "timed_entry": _timed_entry, "min_duration": _min_duration, "lodging": _lodging,
-    "meal_window": _meal_window, "visit_window": _visit_window, "day_bounds": _day_bounds,
-    "booking_lead": _booking_lead, "connection_buffer": _connection_buffer,
-    "precedence": _precedence, "either_or": _either_or, "if_then": _if_then, "count": _count,
-    "all_different": _all_different, "exclude": _exclude, "budget_total": _budget_total,
-    "budget_category": _budget_category, "walk_limit": _walk_limit, "cuisine": _cuisine,
-    "room_type": _room_type, "transport_mode": _transport_mode,
-    "rating_floor": _rating_floor, "hotel_rules": _hotel_rules,
+    "skeleton": _skeleton,
+    "opening_hours": _opening_hours,
+    "travel_time": _travel_time,
+    "timed_entry": _timed_entry,
+    "min_duration": _min_duration,
+    "lodging": _lodging,
+    "meal_window": _meal_window,
+    "visit_window": _visit_window,
+    "day_bounds": _day_bounds,
+    "booking_lead": _booking_lead,
+    "connection_buffer": _connection_buffer,
+    "precedence": _precedence,
+    "either_or": _either_or,
+    "if_then": _if_then,
+    "count": _count,
+    "all_different": _all_different,
+    "exclude": _exclude,
+    "budget_total": _budget_total,
+    "budget_category": _budget_category,
+    "walk_limit": _walk_limit,
+    "cuisine": _cuisine,
+    "room_type": _room_type,
+    "transport_mode": _transport_mode,
+    "rating_floor": _rating_floor,
+    "hotel_rules": _hotel_rules,
 }
 
 
@@ -548,9 +580,12 @@ def check_plan(world: World, scenario: Scenario, raw: Any) -> dict[str, Any]:
             cost = None
     passed = sum(r["passed"] for r in results)
     return {
-        "scenario": scenario.id, "delivered": plan is not None,
-        "feasible": plan is not None and passed == len(results), "passed": passed,
-        "total": len(results), "cost": cost,
+        "scenario": scenario.id,
+        "delivered": plan is not None,
+        "feasible": plan is not None and passed == len(results),
+        "passed": passed,
+        "total": len(results),
+        "cost": cost,
         "parse_errors": plan.errors if plan is not None else ["not a JSON itinerary"],
         "results": results,
     }

@@ -17,7 +17,14 @@ MODES: tuple[str, ...] = ("walk", "transit", "taxi")
 ROOMS: tuple[str, ...] = ("single", "double", "suite")
 WEEKDAYS: tuple[str, ...] = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 CUISINES: tuple[str, ...] = (
-    "italian", "japanese", "local", "indian", "vegetarian", "seafood", "french", "mexican"
+    "italian",
+    "japanese",
+    "local",
+    "indian",
+    "vegetarian",
+    "seafood",
+    "french",
+    "mexican",
 )
 CATEGORIES: tuple[str, ...] = ("museum", "park", "landmark", "gallery", "tour", "market")
 LINK_MODES: tuple[str, ...] = ("flight", "train", "bus")
@@ -187,39 +194,47 @@ class World:
     def _lookup(self) -> dict[str, Any]:
         if not self._index:
             ids: dict[str, Any] = {}
-            for group in (self.hotels, self.restaurants, self.attractions, self.links,
-                          self.cities):
+            for group in (self.hotels, self.restaurants, self.attractions, self.links, self.cities):
                 for rec in group:
                     ids[rec.id] = rec
             self._index["ids"] = ids
             self._index["cities"] = {c.id: c for c in self.cities}
-            self._index["nodes"] = {c.id: {n: i for i, n in enumerate(c.nodes)}
-                                    for c in self.cities}
+            self._index["nodes"] = {
+                c.id: {n: i for i, n in enumerate(c.nodes)} for c in self.cities
+            }
             self._index["dates"] = {d: i for i, d in enumerate(self.dates())}
         return self._index
 
     def to_record(self) -> dict[str, Any]:
         """JSON-ready dict (the lookup cache is left out)."""
-        record = {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)
-                  if not f.name.startswith("_")}
+        record = {
+            f.name: _plain(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+            if not f.name.startswith("_")
+        }
         return record
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> World:
         """Inverse of :meth:`to_record`."""
+
         def tuples(rows: list[list[Any]]) -> list[list[Interval]]:
             return [[(int(a), int(b)) for a, b in day] for day in rows]
 
         return cls(
-            seed=int(record["seed"]), first_date=record["first_date"],
+            seed=int(record["seed"]),
+            first_date=record["first_date"],
             n_dates=int(record["n_dates"]),
-            cities=[City(**{**c, "coords": [tuple(p) for p in c["coords"]]})
-                    for c in record["cities"]],
+            cities=[
+                City(**{**c, "coords": [tuple(p) for p in c["coords"]]}) for c in record["cities"]
+            ],
             hotels=[Hotel(**h) for h in record["hotels"]],
-            restaurants=[Restaurant(**{**r, "hours": tuples(r["hours"])})
-                         for r in record["restaurants"]],
-            attractions=[Attraction(**{**a, "hours": tuples(a["hours"])})
-                         for a in record["attractions"]],
+            restaurants=[
+                Restaurant(**{**r, "hours": tuples(r["hours"])}) for r in record["restaurants"]
+            ],
+            attractions=[
+                Attraction(**{**a, "hours": tuples(a["hours"])}) for a in record["attractions"]
+            ],
             links=[Link(**x) for x in record["links"]],
         )
 
@@ -236,8 +251,11 @@ def open_intervals(venue: Venue, date: str) -> list[Interval]:
 
 def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)
-                if not f.name.startswith("_")}
+        return {
+            f.name: _plain(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not f.name.startswith("_")
+        }
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -85,7 +85,7 @@ def _load(raw: Any) -> Any:
     text = raw.strip()
     candidates = [text] + [m.group(1) for m in _FENCE.finditer(text)]
     if "{" in text and "}" in text:
-        candidates.append(text[text.index("{"): text.rindex("}") + 1])
+        candidates.append(text[text.index("{") : text.rindex("}") + 1])
     for candidate in candidates:
         try:
             return json.loads(candidate)
@@ -103,9 +103,12 @@ def _stop(raw: Any) -> Stop:
         return Stop(None, None, None, None, None)
     mode = raw.get("transport_to_next")
     return Stop(
-        kind=_str(raw.get("kind")), id=_str(raw.get("id")),
-        start=parse_hhmm(raw.get("start")), end=parse_hhmm(raw.get("end")),
-        mode=mode if mode in MODES else None, meal=_str(raw.get("meal")),
+        kind=_str(raw.get("kind")),
+        id=_str(raw.get("id")),
+        start=parse_hhmm(raw.get("start")),
+        end=parse_hhmm(raw.get("end")),
+        mode=mode if mode in MODES else None,
+        meal=_str(raw.get("meal")),
         fare_class=_str(raw.get("fare_class")),
     )
 
@@ -147,11 +150,17 @@ def parse_plan(raw: Any) -> Plan | None:
             continue
         nights = stay.get("nights")
         good = isinstance(nights, list) and all(
-            isinstance(n, int) and not isinstance(n, bool) for n in nights)
+            isinstance(n, int) and not isinstance(n, bool) for n in nights
+        )
         if not good:
             errors.append(f"lodging[{j}].nights is not a list of integers")
             lodging_ok = False
-        lodging.append(Stay(city=_str(stay.get("city")), hotel=_str(stay.get("hotel")),
-                            room=_str(stay.get("room")),
-                            nights=list(nights) if good else []))  # type: ignore[arg-type]
+        lodging.append(
+            Stay(
+                city=_str(stay.get("city")),
+                hotel=_str(stay.get("hotel")),
+                room=_str(stay.get("room")),
+                nights=[int(n) for n in nights] if isinstance(nights, list) and good else [],
+            )
+        )  # type: ignore[arg-type]
     return Plan(lodging=lodging, days=days, errors=errors, lodging_ok=lodging_ok)

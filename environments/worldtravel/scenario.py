@@ -65,14 +65,20 @@ class Constraint:
 
     def to_record(self) -> dict[str, Any]:
         """JSON record (category included so files are self-describing)."""
-        return {"id": self.id, "kind": self.kind, "category": self.category,
-                "params": plain(self.params), "text": self.text}
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "category": self.category,
+            "params": plain(self.params),
+            "text": self.text,
+        }
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Constraint:
         """Inverse of :meth:`to_record`."""
-        return cls(id=record["id"], kind=record["kind"], params=dict(record["params"]),
-                   text=record["text"])
+        return cls(
+            id=record["id"], kind=record["kind"], params=dict(record["params"]), text=record["text"]
+        )
 
 
 @dataclass(frozen=True)
@@ -151,30 +157,47 @@ class Scenario:
     def to_record(self) -> dict[str, Any]:
         """JSON record (what ``generate`` writes)."""
         return {
-            "id": self.id, "family": self.family, "cities": list(self.cities),
-            "start_date": self.start_date, "days": self.days, "party": self.party,
-            "arrival": self.arrival, "departure": self.departure,
-            "transfer_day": self.transfer_day, "skeleton": [list(s) for s in self.skeleton],
+            "id": self.id,
+            "family": self.family,
+            "cities": list(self.cities),
+            "start_date": self.start_date,
+            "days": self.days,
+            "party": self.party,
+            "arrival": self.arrival,
+            "departure": self.departure,
+            "transfer_day": self.transfer_day,
+            "skeleton": [list(s) for s in self.skeleton],
             "n_constraints": self.n_constraints,
             "constraints": [c.to_record() for c in self.constraints],
-            "request": self.request, "reference_plan": self.reference_plan,
-            "reference_cost": self.reference_cost, "plans_found": self.plans_found,
-            "plan_cap": self.plan_cap, "optimal": self.optimal, "meta": plain(self.meta),
+            "request": self.request,
+            "reference_plan": self.reference_plan,
+            "reference_cost": self.reference_cost,
+            "plans_found": self.plans_found,
+            "plan_cap": self.plan_cap,
+            "optimal": self.optimal,
+            "meta": plain(self.meta),
         }
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Scenario:
         """Inverse of :meth:`to_record`."""
         return cls(
-            id=record["id"], family=record["family"], cities=list(record["cities"]),
-            start_date=record["start_date"], days=int(record["days"]),
-            party=int(record["party"]), arrival=int(record["arrival"]),
-            departure=int(record["departure"]), transfer_day=record["transfer_day"],
+            id=record["id"],
+            family=record["family"],
+            cities=list(record["cities"]),
+            start_date=record["start_date"],
+            days=int(record["days"]),
+            party=int(record["party"]),
+            arrival=int(record["arrival"]),
+            departure=int(record["departure"]),
+            transfer_day=record["transfer_day"],
             skeleton=[list(s) for s in record["skeleton"]],
             constraints=[Constraint.from_record(c) for c in record["constraints"]],
-            request=record.get("request", ""), reference_plan=record.get("reference_plan"),
+            request=record.get("request", ""),
+            reference_plan=record.get("reference_plan"),
             reference_cost=record.get("reference_cost"),
             plans_found=int(record.get("plans_found", 0)),
-            plan_cap=int(record.get("plan_cap", 0)), optimal=bool(record.get("optimal")),
+            plan_cap=int(record.get("plan_cap", 0)),
+            optimal=bool(record.get("optimal")),
             meta=dict(record.get("meta") or {}),
         )

@@ -22,7 +22,6 @@ from environments.worldtravel.model import (
     MODES,
     Attraction,
     Hotel,
-    Link,
     Restaurant,
     World,
     hhmm,
@@ -91,6 +90,7 @@ class _Model:
         self.legs: list[_Leg] = []
         self.stays: list[tuple[str, list[int], list[tuple[Hotel, str]], list[cp_model.IntVar]]] = []
         self.cost: dict[str, Any] = {}
+        self._cache: dict[Any, Any] = {}
         self._build()
 
     # ------------------------------------------------------------------ candidates
@@ -102,8 +102,9 @@ class _Model:
             if p["id"] == rec.id:
                 return False
         for p in self.by_kind.get("rating_floor", []):
-            if p["target"] == ("attraction" if slot == "attraction" else "restaurant") \
-                    and rec.rating < float(p["min_rating"]):
+            if p["target"] == (
+                "attraction" if slot == "attraction" else "restaurant"
+            ) and rec.rating < float(p["min_rating"]):
                 return False
         if isinstance(rec, Restaurant):
             for p in self.by_kind.get("cuisine", []):
@@ -142,7 +143,9 @@ class _Model:
         night_stay: dict[int, int] = {}
         for s, (city, nights) in enumerate(sc.stays()):
             hotels = [h for h in w.hotels if h.city == city]
-            opts = [(h, r) for h in hotels for r in h.prices if self._allowed_hotel(h, r, len(nights))]
+            opts = [
+                (h, r) for h in hotels for r in h.prices if self._allowed_hotel(h, r, len(nights))
+            ]
             z = [m.new_bool_var(f"z{s}_{i}") for i in range(len(opts))]
             m.add_exactly_one(z)
             self.stays.append((city, nights, opts, z))
@@ -164,8 +167,15 @@ class _Model:
             day.append(first)
             for j, slot in enumerate(slots):
                 city = sc.slot_city(d, j)
-                pos = _Pos(d, j + 1, "link" if slot == "link" else "venue", slot, city,
-                           self._var(f"s{d}_{j}"), self._var(f"e{d}_{j}"))
+                pos = _Pos(
+                    d,
+                    j + 1,
+                    "link" if slot == "link" else "venue",
+                    slot,
+                    city,
+                    self._var(f"s{d}_{j}"),
+                    self._var(f"e{d}_{j}"),
+                )
                 m.add(pos.end >= pos.start)
                 if slot == "link":
                     self._link(pos, date)
@@ -189,11 +199,11 @@ class _Model:
                 self._leg(a, b)
         self._lodging_times()
         self._costs()
-        for kind, params in self.by_kind.items():
+        for kind, instances in self.by_kind.items():
             handler = getattr(self, f"_c_{kind}", None)
-            for p in params:
+            for params in instances:
                 if handler is not None:
-                    handler(p)
+                    handler(params)
 
     def _venue(self, pos: _Pos, date: str, day: int) -> None:
         recs: list[Attraction | Restaurant]
@@ -221,18 +231,30 @@ class _Model:
             slots = rec.timed_entry if isinstance(rec, Attraction) else rec.seatings
             if slots:
                 m.add_linear_expression_in_domain(
-                    pos.start, cp_model.Domain.from_values(slots)).only_enforce_if(x)
+                    pos.start, cp_model.Domain.from_values(slots)
+                ).only_enforce_if(x)
 
     def _link(self, pos: _Pos, date: str) -> None:
         wd = weekday(date)
         a, b = self.sc.cities[0], self.sc.cities[-1]
-        required = [p["require"] for p in self.by_kind.get("transport_mode", [])
-                    if p["scope"] == "intercity"]
-        links = [x for x in self.w.links if x.origin == a and x.destination == b
-                 and x.weekdays[wd] and all(x.mode == r for r in required)]
+        required = [
+            p["require"]
+            for p in self.by_kind.get("transport_mode", [])
+            if p["scope"] == "intercity"
+        ]
+        links = [
+            x
+            for x in self.w.links
+            if x.origin == a
+            and x.destination == b
+            and x.weekdays[wd]
+            and all(x.mode == r for r in required)
+        ]
         pos.cands = [(x, cls) for x in links for cls in x.prices]
         self._one_of(pos, f"l{pos.day}")
-        self.m.add(pos.start == sum(x.depart * v for (x, _), v in zip(pos.cands, pos.x, strict=True)))
+        self.m.add(
+            pos.start == sum(x.depart * v for (x, _), v in zip(pos.cands, pos.x, strict=True))
+        )
         self.m.add(pos.end == sum(x.arrive * v for (x, _), v in zip(pos.cands, pos.x, strict=True)))
 
     def _nodes(self, p: _Pos) -> None:
@@ -255,29 +277,74 @@ class _Model:
             expr = sum(i * v for i, v in enumerate(p.x))
             p.node_in = p.node_out = (nodes, expr)
 
+    def _lits(self, p: _Pos, side: str) -> tuple[list[int], list[Any]]:
+        """(nodes, literal per node) of where a position is, on its ``side``."""
+        nodes, _ = p.node_in if side == "in" else p.node_out
+        if len(nodes) == 1:
+            return nodes, [1]
+        if p.kind in ("start_hotel", "end_hotel"):
+            assert p.stay is not None
+            _, _, opts, z = self.stays[p.stay]
+            key = (p.stay, "hotel-nodes")
+            if key not in self._cache:
+                lits = []
+                for n in nodes:
+                    b = self.m.new_bool_var("")
+                    self.m.add(
+                        b == sum(v for (h, _), v in zip(opts, z, strict=True) if h.location == n)
+                    )
+                    lits.append(b)
+                self._cache[key] = lits
+            return nodes, self._cache[key]
+        return nodes, list(p.x)
+
     def _leg(self, a: _Pos, b: _Pos) -> None:
         m = self.m
         city = self.w.city(b.city if b.kind != "link" else self.sc.cities[0])
-        (fn, fe), (tn, te) = a.node_out, b.node_in
+        fn, fl = self._lits(a, "out")
+        tn, tl = self._lits(b, "in")
         y = [m.new_bool_var(f"y{a.day}_{a.index}_{k}") for k in range(len(MODES))]
         m.add_exactly_one(y)
-        size = max(1, len(fn)) * max(1, len(tn)) * 3
-        idx = m.new_int_var(0, size - 1, "")
-        m.add(idx == fe * (len(tn) * 3) + te * 3 + y[1] + 2 * y[2])
-        times, walks, costs = [], [], []
-        for f in fn or [0]:
-            for t in tn or [0]:
-                for mode in MODES:
-                    minutes = city.times[mode][f][t]
-                    times.append(minutes)
-                    walks.append(minutes if mode == "walk" else 0)
-                    costs.append(city.transit_fare * self.sc.party if mode == "transit"
-                                 else city.taxi_fares[f][t] if mode == "taxi" else 0)
-        leg = _Leg(a.day, a, b, city.id, y, m.new_int_var(0, max(times), ""),
-                   m.new_int_var(0, max(walks), ""), m.new_int_var(0, max(costs), ""))
-        m.add_element(idx, times, leg.minutes)
-        m.add_element(idx, walks, leg.walk)
-        m.add_element(idx, costs, leg.cost)
+        if len(fn) == 1 or len(tn) == 1:
+            pairs = [
+                (f, t, lf if len(fn) > 1 else lt)
+                for f, lf in zip(fn, fl, strict=True)
+                for t, lt in zip(tn, tl, strict=True)
+            ]
+        else:
+            pairs = []
+            arcs = {(i, j): m.new_bool_var("") for i in range(len(fn)) for j in range(len(tn))}
+            for i, lf in enumerate(fl):
+                m.add(sum(arcs[i, j] for j in range(len(tn))) == lf)
+            for j, lt in enumerate(tl):
+                m.add(sum(arcs[i, j] for i in range(len(fn))) == lt)
+            pairs = [(fn[i], tn[j], v) for (i, j), v in arcs.items()]
+        top = max(city.times["walk"][f][t] for f, t, _ in pairs)
+        leg = _Leg(
+            a.day,
+            a,
+            b,
+            city.id,
+            y,
+            m.new_int_var(0, top, ""),
+            m.new_int_var(0, top, ""),
+            m.new_int_var(
+                0,
+                max(
+                    max(city.taxi_fares[f][t] for f, t, _ in pairs),
+                    city.transit_fare * self.sc.party,
+                ),
+                "",
+            ),
+        )
+        for k, mode in enumerate(MODES):
+            minutes = sum(city.times[mode][f][t] * v for f, t, v in pairs)
+            m.add(leg.minutes == minutes).only_enforce_if(y[k])
+        m.add(leg.walk == leg.minutes).only_enforce_if(y[0])
+        m.add(leg.walk == 0).only_enforce_if(y[0].Not())
+        m.add(leg.cost == 0).only_enforce_if(y[0])
+        m.add(leg.cost == city.transit_fare * self.sc.party).only_enforce_if(y[1])
+        m.add(leg.cost == sum(city.taxi_fares[f][t] * v for f, t, v in pairs)).only_enforce_if(y[2])
         m.add(b.start >= a.end + leg.minutes)
         self.legs.append(leg)
 
@@ -286,7 +353,9 @@ class _Model:
             arrive = self.days[nights[0]][-1]
             leave = self.days[nights[-1] + 1][0]
             assert arrive.stay == s and leave.stay == s
-            self.m.add(arrive.start >= sum(h.check_in * v for (h, _), v in zip(opts, z, strict=True)))
+            self.m.add(
+                arrive.start >= sum(h.check_in * v for (h, _), v in zip(opts, z, strict=True))
+            )
             self.m.add(leave.end <= sum(h.check_out * v for (h, _), v in zip(opts, z, strict=True)))
 
     def _costs(self) -> None:
@@ -307,17 +376,28 @@ class _Model:
                     else:
                         acts += rec.price * party * v
             elif p.kind == "link":
-                transport += sum(x.prices[cls] * party * v for (x, cls), v in zip(p.cands, p.x, strict=True))
+                transport += sum(
+                    x.prices[cls] * party * v for (x, cls), v in zip(p.cands, p.x, strict=True)
+                )
         self.cost = {"lodging": lodging, "food": food, "activities": acts, "transport": transport}
 
     # ------------------------------------------------------------------ helpers
     def _visits(self, venue_id: str, day: int | None = None) -> list[tuple[_Pos, Any]]:
-        return [(p, v) for p in self.pos if p.kind == "venue" and (day is None or p.day == day)
-                for rec, v in zip(p.cands, p.x, strict=True) if rec.id == venue_id]
+        return [
+            (p, v)
+            for p in self.pos
+            if p.kind == "venue" and (day is None or p.day == day)
+            for rec, v in zip(p.cands, p.x, strict=True)
+            if rec.id == venue_id
+        ]
 
     def _attraction_lits(self, day: int | None = None) -> list[tuple[_Pos, Attraction, Any]]:
-        return [(p, rec, v) for p in self.pos if p.kind == "venue" and p.slot == "attraction"
-                and (day is None or p.day == day) for rec, v in zip(p.cands, p.x, strict=True)]
+        return [
+            (p, rec, v)
+            for p in self.pos
+            if p.kind == "venue" and p.slot == "attraction" and (day is None or p.day == day)
+            for rec, v in zip(p.cands, p.x, strict=True)
+        ]
 
     def _fail(self) -> None:
         self.m.add_bool_or([])  # an empty clause: infeasible
@@ -406,8 +486,11 @@ class _Model:
             self.m.add(total <= int(p["n"]))
 
     def _c_all_different(self, p: dict[str, Any]) -> None:
-        slot_ok = (lambda s: s == "attraction") if p["target"] == "attraction" else (
-            lambda s: s in ("lunch", "dinner"))
+        slot_ok = (
+            (lambda s: s == "attraction")
+            if p["target"] == "attraction"
+            else (lambda s: s in ("lunch", "dinner"))
+        )
         groups: dict[str, list[Any]] = {}
         for q in self.pos:
             if q.kind == "venue" and slot_ok(q.slot):
@@ -480,12 +563,21 @@ def _solver() -> cp_model.CpSolver:
     s.parameters.num_workers = 1
     s.parameters.random_seed = 0
     s.parameters.max_deterministic_time = DETERMINISTIC_LIMIT
+    # measured: probing and symmetry detection cost more than they save on these models
+    s.parameters.cp_model_probing_level = 0
+    s.parameters.symmetry_level = 0
     return s
 
 
-def solve(world: World, scenario: Scenario, constraints: list[Constraint] | None = None,
-          *, objective: str = "cost", weights_seed: int | None = None,
-          count_cap: int = 1) -> SolveResult:
+def solve(
+    world: World,
+    scenario: Scenario,
+    constraints: list[Constraint] | None = None,
+    *,
+    objective: str = "cost",
+    weights_seed: int | None = None,
+    count_cap: int = 1,
+) -> SolveResult:
     """Solve ``scenario`` (or it under ``constraints``) exactly.
 
     Args:
@@ -509,12 +601,14 @@ def solve(world: World, scenario: Scenario, constraints: list[Constraint] | None
     status = s.solve(m)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return SolveResult(False, status == cp_model.INFEASIBLE, None, None, 0)
-    plan = model.extract(s)
+    optimal = status == cp_model.OPTIMAL
+    chosen = [v for v in model.decisions() if s.value(v)]
     costs = {k: int(s.value(v)) if not isinstance(v, int) else v for k, v in model.cost.items()}
+    s = _compact(model, s)
+    plan = model.extract(s)
     found = 1
     if count_cap > 1:
         m.clear_objective()
-        chosen = [v for v in model.decisions() if s.value(v)]
         m.add_bool_or([v.Not() for v in chosen])
         while found < count_cap:
             s2 = _solver()
@@ -522,5 +616,43 @@ def solve(world: World, scenario: Scenario, constraints: list[Constraint] | None
                 break
             found += 1
             m.add_bool_or([v.Not() for v in model.decisions() if s2.value(v)])
-    return SolveResult(True, status == cp_model.OPTIMAL, plan, int(sum(costs.values())),
-                       found, costs)
+    return SolveResult(True, optimal, plan, int(sum(costs.values())), found, costs)
+
+
+def _compact(model: _Model, s: cp_model.CpSolver) -> cp_model.CpSolver:
+    """Re-time the chosen plan so each day is as short as possible (same choices, cost).
+
+    The cost objective does not care when a day starts, so the first solution may leave
+    the hotel at midnight and wait; fixing every choice and minimising the days' spans
+    gives human-looking times at the price of one tiny extra solve.
+    """
+    fixed = [v for q in model.pos for v in q.x] + [v for *_, z in model.stays for v in z]
+    fixed += [v for g in model.legs for v in g.y]
+    values = [s.value(v) for v in fixed]
+    proto = model.m.clone()
+    for v, val in zip(fixed, values, strict=True):
+        proto.add(proto.get_bool_var_from_proto_index(v.index) == val)
+    proto.clear_objective()
+    span = sum(
+        proto.get_int_var_from_proto_index(day[-1].start.index)
+        - proto.get_int_var_from_proto_index(day[0].end.index)
+        for day in model.days.values()
+    )
+    proto.minimize(span)
+    s2 = _solver()
+    if s2.solve(proto) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return s
+    # map the clone's solution back by index
+    return _Remapped(s2, proto)  # type: ignore[return-value]
+
+
+class _Remapped:
+    """Read values of the original model's variables from a solution of its clone."""
+
+    def __init__(self, solver: cp_model.CpSolver, proto: cp_model.CpModel) -> None:
+        self.solver, self.proto = solver, proto
+
+    def value(self, var: Any) -> int:
+        if isinstance(var, int):
+            return var
+        return int(self.solver.value(self.proto.get_int_var_from_proto_index(var.index)))

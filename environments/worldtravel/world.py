@@ -61,35 +61,71 @@ def _name(rng: np.random.Generator, stems: tuple[str, ...], suffix: str) -> str:
     return f"{stems[int(rng.integers(len(stems)))]} {suffix}"
 
 
-_STEMS = ("Aurora", "Birch", "Cedar", "Delta", "Ember", "Falcon", "Garnet", "Harbor", "Iris",
-          "Juniper", "Kestrel", "Linden", "Marble", "Nova", "Olive", "Pioneer", "Quill",
-          "Rowan", "Saffron", "Tidal", "Umber", "Violet", "Willow", "Zephyr")
+_STEMS = (
+    "Aurora",
+    "Birch",
+    "Cedar",
+    "Delta",
+    "Ember",
+    "Falcon",
+    "Garnet",
+    "Harbor",
+    "Iris",
+    "Juniper",
+    "Kestrel",
+    "Linden",
+    "Marble",
+    "Nova",
+    "Olive",
+    "Pioneer",
+    "Quill",
+    "Rowan",
+    "Saffron",
+    "Tidal",
+    "Umber",
+    "Violet",
+    "Willow",
+    "Zephyr",
+)
 
 
-def _hotels(rng: np.random.Generator, cid: str, level: float, locs: range,
-            dates: list[str]) -> list[Hotel]:
+def _hotels(
+    rng: np.random.Generator, cid: str, level: float, locs: range, dates: list[str]
+) -> list[Hotel]:
     hotels = []
     for k, loc in enumerate(locs):
         stars = int(rng.integers(2, 6))
         base = (35 + 28 * stars) * level * rng.uniform(0.85, 1.2)
-        offered = [r for r in ROOMS if rng.random() < (0.85 if r != "suite" else 0.2 + 0.15 * stars)]
+        offered = [
+            r for r in ROOMS if rng.random() < (0.85 if r != "suite" else 0.2 + 0.15 * stars)
+        ]
         offered = offered or ["double"]
         weekend = rng.uniform(1.1, 1.4)
         prices: dict[str, list[int]] = {}
         for room in offered:
             mult = {"single": 0.8, "double": 1.0, "suite": 1.9}[room]
             noise = rng.uniform(0.92, 1.08, size=len(dates))
-            prices[room] = [int(round(base * mult * (weekend if weekday(d) in (4, 5) else 1.0)
-                                      * noise[i])) for i, d in enumerate(dates)]
-        hotels.append(Hotel(
-            id=f"{cid}-H{k:02d}", city=cid, name=_name(rng, _STEMS, "Hotel"),
-            rating=_rating(rng), stars=stars, location=loc,
-            check_in=int(rng.choice([14 * 60, 15 * 60, 16 * 60, 17 * 60])),
-            check_out=int(rng.choice([10 * 60, 11 * 60, 12 * 60])),
-            pets=bool(rng.random() < 0.4), smoking=bool(rng.random() < 0.25),
-            min_nights=int(rng.choice([1, 1, 1, 2])),
-            cancellation=str(rng.choice(["free", "non-refundable"])), prices=prices,
-        ))
+            prices[room] = [
+                int(round(base * mult * (weekend if weekday(d) in (4, 5) else 1.0) * noise[i]))
+                for i, d in enumerate(dates)
+            ]
+        hotels.append(
+            Hotel(
+                id=f"{cid}-H{k:02d}",
+                city=cid,
+                name=_name(rng, _STEMS, "Hotel"),
+                rating=_rating(rng),
+                stars=stars,
+                location=loc,
+                check_in=int(rng.choice([14 * 60, 15 * 60, 16 * 60, 17 * 60])),
+                check_out=int(rng.choice([10 * 60, 11 * 60, 12 * 60])),
+                pets=bool(rng.random() < 0.4),
+                smoking=bool(rng.random() < 0.25),
+                min_nights=int(rng.choice([1, 1, 1, 2])),
+                cancellation=str(rng.choice(["free", "non-refundable"])),
+                prices=prices,
+            )
+        )
     return hotels
 
 
@@ -97,8 +133,9 @@ def _closures(rng: np.random.Generator, dates: list[str], p: float) -> list[str]
     return sorted(d for d in dates if rng.random() < p)
 
 
-def _restaurants(rng: np.random.Generator, cid: str, level: float, locs: range,
-                 dates: list[str]) -> list[Restaurant]:
+def _restaurants(
+    rng: np.random.Generator, cid: str, level: float, locs: range, dates: list[str]
+) -> list[Restaurant]:
     out = []
     for k, loc in enumerate(locs):
         band = int(rng.integers(1, 5))
@@ -107,7 +144,10 @@ def _restaurants(rng: np.random.Generator, cid: str, level: float, locs: range,
         if split:
             services: list[Interval] = [
                 (lunch_open, _round5(rng.uniform(14 * 60 + 30, 16 * 60))),
-                (_round5(rng.uniform(17 * 60 + 30, 19 * 60)), _round5(rng.uniform(22 * 60, 23 * 60 + 30))),
+                (
+                    _round5(rng.uniform(17 * 60 + 30, 19 * 60)),
+                    _round5(rng.uniform(22 * 60, 23 * 60 + 30)),
+                ),
             ]
         else:
             services = [(lunch_open, _round5(rng.uniform(21 * 60, 23 * 60 + 30)))]
@@ -118,51 +158,89 @@ def _restaurants(rng: np.random.Generator, cid: str, level: float, locs: range,
         if reservation:
             for a, b in services:
                 seatings += list(range(a + 30, b - 60, int(rng.choice([30, 45, 60]))))
-        out.append(Restaurant(
-            id=f"{cid}-R{k:02d}", city=cid, name=_name(rng, _STEMS, "Kitchen"),
-            cuisine=str(CUISINES[int(rng.integers(len(CUISINES)))]), rating=_rating(rng),
-            price_band=band, price=int(round((8 + 14 * band) * level * rng.uniform(0.85, 1.2))),
-            location=loc, hours=hours, meal_minutes=int(rng.choice([45, 60, 60, 75, 90])),
-            reservation=reservation, seatings=sorted(set(seatings)),
-            closures=_closures(rng, dates, 0.03),
-        ))
+        out.append(
+            Restaurant(
+                id=f"{cid}-R{k:02d}",
+                city=cid,
+                name=_name(rng, _STEMS, "Kitchen"),
+                cuisine=str(CUISINES[int(rng.integers(len(CUISINES)))]),
+                rating=_rating(rng),
+                price_band=band,
+                price=int(round((8 + 14 * band) * level * rng.uniform(0.85, 1.2))),
+                location=loc,
+                hours=hours,
+                meal_minutes=int(rng.choice([45, 60, 60, 75, 90])),
+                reservation=reservation,
+                seatings=sorted(set(seatings)),
+                closures=_closures(rng, dates, 0.03),
+            )
+        )
     return out
 
 
-def _attractions(rng: np.random.Generator, cid: str, level: float, locs: range,
-                 dates: list[str]) -> list[Attraction]:
+def _attractions(
+    rng: np.random.Generator, cid: str, level: float, locs: range, dates: list[str]
+) -> list[Attraction]:
     out = []
     for k, loc in enumerate(locs):
-        category = str(CATEGORIES[k % len(CATEGORIES)] if k < len(CATEGORIES)
-                       else CATEGORIES[int(rng.integers(len(CATEGORIES)))])
+        category = str(
+            CATEGORIES[k % len(CATEGORIES)]
+            if k < len(CATEGORIES)
+            else CATEGORIES[int(rng.integers(len(CATEGORIES)))]
+        )
         if category == "park":
-            hours_one: Interval = (_round5(rng.uniform(6 * 60, 8 * 60)), _round5(rng.uniform(19 * 60, 22 * 60)))
+            hours_one: Interval = (
+                _round5(rng.uniform(6 * 60, 8 * 60)),
+                _round5(rng.uniform(19 * 60, 22 * 60)),
+            )
             price = 0 if rng.random() < 0.7 else int(round(5 * level))
         elif category == "market":
-            hours_one = (_round5(rng.uniform(7 * 60, 9 * 60)), _round5(rng.uniform(13 * 60, 18 * 60)))
+            hours_one = (
+                _round5(rng.uniform(7 * 60, 9 * 60)),
+                _round5(rng.uniform(13 * 60, 18 * 60)),
+            )
             price = 0
         else:
-            hours_one = (_round5(rng.uniform(9 * 60, 11 * 60)), _round5(rng.uniform(16 * 60 + 30, 20 * 60)))
+            hours_one = (
+                _round5(rng.uniform(9 * 60, 11 * 60)),
+                _round5(rng.uniform(16 * 60 + 30, 20 * 60)),
+            )
             price = int(round(rng.uniform(8, 35) * level))
-        closed_day = int(rng.integers(7)) if (category in ("museum", "gallery") or rng.random() < 0.3) else -1
+        closed_day = (
+            int(rng.integers(7))
+            if (category in ("museum", "gallery") or rng.random() < 0.3)
+            else -1
+        )
         hours = [[] if wd == closed_day else [hours_one] for wd in range(7)]
         visit = int(rng.choice([45, 60, 90, 120, 150, 180]))
         timed: list[int] = []
         if category in ("museum", "tour", "gallery", "landmark") and rng.random() < 0.5:
             step = int(rng.choice([30, 60, 90]))
             timed = list(range(hours_one[0], hours_one[1] - visit + 1, step))
-        out.append(Attraction(
-            id=f"{cid}-A{k:02d}", city=cid, name=_name(rng, _STEMS, category.title()),
-            category=category, rating=_rating(rng), price=price, location=loc, hours=hours,
-            visit_minutes=visit, timed_entry=timed,
-            booking_lead_days=int(rng.choice([0, 0, 1, 2, 3])) if timed else 0,
-            closures=_closures(rng, dates, 0.04),
-        ))
+        out.append(
+            Attraction(
+                id=f"{cid}-A{k:02d}",
+                city=cid,
+                name=_name(rng, _STEMS, category.title()),
+                category=category,
+                rating=_rating(rng),
+                price=price,
+                location=loc,
+                hours=hours,
+                visit_minutes=visit,
+                timed_entry=timed,
+                booking_lead_days=int(rng.choice([0, 0, 1, 2, 3])) if timed else 0,
+                closures=_closures(rng, dates, 0.04),
+            )
+        )
     return out
 
 
-def _city(rng: np.random.Generator, spec: tuple[str, str, float, float, int, int, float, float, str],
-          dates: list[str]) -> tuple[City, list[Hotel], list[Restaurant], list[Attraction]]:
+def _city(
+    rng: np.random.Generator,
+    spec: tuple[str, str, float, float, int, int, float, float, str],
+    dates: list[str],
+) -> tuple[City, list[Hotel], list[Restaurant], list[Attraction]]:
     cid, name, size, transit_kmh, wait, taxi_base, taxi_km, level, description = spec
     n = N_HOTELS + N_RESTAURANTS + N_ATTRACTIONS + 1
     # a dense centre and a looser periphery
@@ -186,9 +264,16 @@ def _city(rng: np.random.Generator, spec: tuple[str, str, float, float, int, int
     fares = np.where(off, np.round(taxi_base + taxi_km * km * level + 2), 0)
     times = {m: t.astype(int).tolist() for m, t in zip(MODES, (walk, transit, taxi), strict=True)}
     city = City(
-        id=cid, name=name, description=description, size_km=size, price_level=level,
-        transit_fare=int(round(2 * level + 0.5)), station=station,
-        coords=[(float(x), float(y)) for x, y in xy], nodes=nodes, times=times,
+        id=cid,
+        name=name,
+        description=description,
+        size_km=size,
+        price_level=level,
+        transit_fare=int(round(2 * level + 0.5)),
+        station=station,
+        coords=[(float(x), float(y)) for x, y in xy],
+        nodes=nodes,
+        times=times,
         taxi_fares=fares.astype(int).tolist(),
     )
     return city, hotels, restaurants, attractions
@@ -206,23 +291,37 @@ def _links(rng: np.random.Generator, cities: list[City]) -> list[Link]:
             for mode in LINK_MODES:
                 if mode == "flight" and km < 170:
                     continue
-                speed, fixed, per_km = {"flight": (500, 50, 0.35), "train": (110, 10, 0.22),
-                                        "bus": (70, 10, 0.1)}[mode]
+                speed, fixed, per_km = {
+                    "flight": (500, 50, 0.35),
+                    "train": (110, 10, 0.22),
+                    "bus": (70, 10, 0.1),
+                }[mode]
                 duration = _round5(fixed + km / speed * 60)
-                departures = sorted({_round5(rng.uniform(6 * 60, 23 * 60 - duration))
-                                     for _ in range(int(rng.integers(3, 6)))})
+                departures = sorted(
+                    {
+                        _round5(rng.uniform(6 * 60, 23 * 60 - duration))
+                        for _ in range(int(rng.integers(3, 6)))
+                    }
+                )
                 base = fixed * 0.3 + per_km * km
                 for dep in departures:
                     days = [bool(rng.random() < 0.9) for _ in range(7)]
                     days[int(rng.integers(7))] = True
                     eco = int(round(base * rng.uniform(0.8, 1.3)))
-                    links.append(Link(
-                        id=f"{mode[:2].upper()}-{a.id}-{b.id}-{dep // 60:02d}{dep % 60:02d}",
-                        mode=mode, operator=f"{_STEMS[int(rng.integers(len(_STEMS)))]} {mode.title()}s",
-                        origin=a.id, destination=b.id, depart=dep, arrive=dep + duration,
-                        weekdays=days, prices={"economy": eco, "business": int(round(eco * 2.2))},
-                        baggage={"economy": mode != "flight", "business": True},
-                    ))
+                    links.append(
+                        Link(
+                            id=f"{mode[:2].upper()}-{a.id}-{b.id}-{dep // 60:02d}{dep % 60:02d}",
+                            mode=mode,
+                            operator=f"{_STEMS[int(rng.integers(len(_STEMS)))]} {mode.title()}s",
+                            origin=a.id,
+                            destination=b.id,
+                            depart=dep,
+                            arrive=dep + duration,
+                            weekdays=days,
+                            prices={"economy": eco, "business": int(round(eco * 2.2))},
+                            baggage={"economy": mode != "flight", "business": True},
+                        )
+                    )
     return links
 
 
@@ -237,6 +336,13 @@ def generate_world(seed: int = 0) -> World:
         hotels += h
         restaurants += r
         attractions += a
-    return World(seed=seed, first_date=FIRST_DATE, n_dates=N_DATES, cities=cities,
-                 hotels=hotels, restaurants=restaurants, attractions=attractions,
-                 links=_links(rng, cities))
+    return World(
+        seed=seed,
+        first_date=FIRST_DATE,
+        n_dates=N_DATES,
+        cities=cities,
+        hotels=hotels,
+        restaurants=restaurants,
+        attractions=attractions,
+        links=_links(rng, cities),
+    )

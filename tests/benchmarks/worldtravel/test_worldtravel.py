@@ -1,0 +1,91 @@
+"""The WorldTravel task end to end with offline scripted reference agents."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.tool import ToolError
+
+import benchmarks.worldtravel.policies  # noqa: F401  (registers the scripted policies)
+from benchmarks.worldtravel.scorer import score_submission
+from benchmarks.worldtravel.tools import get_details, search_restaurants
+from benchmarks.worldtravel.worldtravel import record_to_sample, worldtravel
+from environments.worldtravel.store import shipped_scenarios
+
+
+def test_record_to_sample_on_a_real_record() -> None:
+    record = shipped_scenarios()[7].to_record()
+    sample = record_to_sample(record)
+    assert sample.id == record["id"]
+    assert f"Scenario ID: {record['id']}" in str(sample.input)
+    assert record["request"] in str(sample.input)
+    assert '"kind"' not in str(sample.input)  # hidden mode: no formal constraints
+    assert sample.metadata and sample.metadata["n_constraints"] == record["n_constraints"]
+    given = record_to_sample(record, "given")
+    formal = json.loads(str(given.input).rsplit("\n", 1)[-1])
+    assert [c["id"] for c in formal] == [c["id"] for c in record["constraints"]]
+
+
+def test_bad_constraints_mode_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="constraints"):
+        worldtravel(constraints="shown")  # type: ignore[arg-type]
+
+
+def test_tools_return_json_and_tool_errors() -> None:
+    async def run() -> None:
+        hits = json.loads(str(await search_restaurants()(city="BRI", cuisine="italian")))
+        assert all(h["cuisine"] == "italian" and h["id"].startswith("BRI-") for h in hits)
+        detail = json.loads(str(await get_details()(id="BRI-R00")))
+        assert detail["id"] == "BRI-R00" and "hours" in detail
+        with pytest.raises(ToolError):
+            await get_details()(id="NOPE")
+
+    asyncio.run(run())
+
+
+def test_score_submission_on_reference_and_garbage() -> None:
+    sc = shipped_scenarios()[11]
+    value, meta = score_submission(sc.id, json.dumps(sc.reference_plan))
+    assert value == {"delivered": 1.0, "feasible": 1.0, "micro": 1.0}
+    assert meta["cost_gap"] == 0.0
+    value, meta = score_submission(sc.id, "I could not plan this trip.")
+    assert value == {"delivered": 0.0, "feasible": 0.0, "micro": 0.0}
+    assert meta["cost_gap"] is None
+
+
+def _metrics(log_dir: Path, model: str, **task_args: Any) -> dict[str, float]:
+    model_args = task_args.pop("model_args", {})
+    log = inspect_eval(
+        worldtravel(**task_args),
+        model=model,
+        log_dir=str(log_dir),
+        display="none",
+        model_args=model_args,
+    )[0]
+    assert log.status == "success", log.error
+    assert log.results is not None
+    return {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
+
+
+def test_oracle_is_always_feasible_and_tool_calls_are_counted(tmp_path: Path) -> None:
+    metrics = _metrics(
+        tmp_path, "scripted/worldtravel-oracle", family="BRI", model_args={"lookups": 2}
+    )
+    assert metrics["delivered"] == 1.0 and metrics["feasible"] == 1.0 and metrics["micro"] == 1.0
+    assert metrics["cost_gap"] == 0.0
+    assert metrics["tool_calls"] == 2.0
+    assert all(v == 1.0 for k, v in metrics.items() if k.startswith("macro/"))
+
+
+def test_greedy_and_random_score_below_the_oracle(tmp_path: Path) -> None:
+    greedy = _metrics(tmp_path, "scripted/worldtravel-greedy", family="DUN", constraints="given")
+    rand = _metrics(tmp_path, "scripted/worldtravel-random", family="DUN")
+    assert greedy["delivered"] == 1.0 and rand["delivered"] == 1.0
+    assert greedy["feasible"] < 1.0
+    assert rand["feasible"] <= greedy["feasible"]
+    assert rand["micro"] < greedy["micro"] < 1.0
