@@ -148,14 +148,14 @@ def test_fresh_solve_agrees_with_the_checker_under_extra_constraints(
         Constraint("x2", "transport_mode", {"scope": "local", "forbid": "walk"}, ""),
     ]
     res = solve(world, sc, list(sc.constraints) + extra)
-    if res.feasible:
-        report = check_plan(
-            world,
-            Scenario(**{**sc.__dict__, "constraints": list(sc.constraints) + extra}),
-            res.plan,
-        )
-        assert report["feasible"], [r for r in report["results"] if not r["passed"]]
-        assert all(s["id"] != first["id"] for d in res.plan["days"] for s in d["stops"])  # type: ignore[index]
+    assert res.feasible and res.plan is not None  # taxis and transit still reach everything
+    report = check_plan(
+        world, Scenario(**{**sc.__dict__, "constraints": list(sc.constraints) + extra}), res.plan
+    )
+    assert report["feasible"], [r for r in report["results"] if not r["passed"]]
+    stops = [s for d in res.plan["days"] for s in d["stops"]]
+    assert all(s["id"] != first["id"] for s in stops)
+    assert all(s.get("transport_to_next") != "walk" for s in stops)
 
 
 def _results(report: dict[str, object]) -> dict[str, dict[str, object]]:

@@ -1,0 +1,135 @@
+"""Evaluation-report table and feasibility-by-constraint-count plot from WorldTravel logs.
+
+    python -m benchmarks.worldtravel.report LOG_DIR [LOG_DIR ...] --plot feasibility.png
+
+Reads logs only through ``harness.results`` and intervals only through ``harness.stats``;
+one row per (model, constraints mode): delivery, feasibility and micro pass rate with 95%
+CIs, feasibility per constraint-count bucket, and the fitted planning horizon.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from environments.worldtravel.analysis import BUCKETS, bucket, planning_horizon
+from harness.results import read_results, with_metadata_columns
+from harness.stats import mean_ci
+
+
+def per_sample(paths: list[Path]) -> pl.DataFrame:
+    """One row per (model, mode, sample) with delivered/feasible/micro and the count."""
+    df = read_results([str(p) for p in paths])
+    df = df.filter(pl.col("task").str.contains("worldtravel"))
+    df = with_metadata_columns(df, ["n_constraints"], source="sample_metadata")
+    df = df.with_columns(
+        pl.col("task_args")
+        .map_elements(lambda s: json.loads(s or "{}").get("constraints", "hidden"), pl.String)
+        .alias("mode")
+    )
+    keys = {
+        "worldtravel_checker/delivered": "delivered",
+        "worldtravel_checker/feasible": "feasible",
+        "worldtravel_checker/micro": "micro",
+    }
+    wide = (
+        df.filter(pl.col("score_key").is_in(list(keys)))
+        .with_columns(pl.col("score_key").replace(keys))
+        .pivot(
+            on="score_key",
+            index=["model", "mode", "sample_id", "n_constraints"],
+            values="score_value",
+            aggregate_function="first",
+        )
+    )
+    return wide.with_columns(pl.col(k).fill_null(0.0) for k in keys.values())
+
+
+def summary(samples: pl.DataFrame) -> list[dict[str, Any]]:
+    """The report rows (floats, CIs as (lo, hi))."""
+    rows = []
+    for (model, mode), group in samples.group_by(["model", "mode"], maintain_order=True):
+        counts = group["n_constraints"].to_list()
+        feasible = group["feasible"].to_list()
+        row: dict[str, Any] = {"model": model, "mode": mode, "n": group.height}
+        for key in ("delivered", "feasible", "micro"):
+            est = mean_ci(group[key].to_numpy(), bounds=(0.0, 1.0))
+            row[key] = (est.estimate, est.lo, est.hi)
+        by: dict[str, list[float]] = {}
+        for n, f in zip(counts, feasible, strict=True):
+            by.setdefault(bucket(int(n)), []).append(float(f))
+        row["buckets"] = {
+            f"{lo}-{hi}": (sum(by[k]) / len(by[k]) if (k := f"{lo}-{hi}") in by else None)
+            for lo, hi in BUCKETS
+        }
+        row["horizon"] = planning_horizon(counts, feasible)
+        rows.append(row)
+    return sorted(rows, key=lambda r: (-r["feasible"][0], r["model"], r["mode"]))
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """The README table."""
+    head = ["model", "constraints", "n", "delivery", "feasibility (95% CI)", "micro pass"]
+    head += [f"feas. {lo}-{hi}" for lo, hi in BUCKETS] + ["horizon"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [
+            r["model"],
+            r["mode"],
+            str(r["n"]),
+            f"{r['delivered'][0]:.2f}",
+            f"{r['feasible'][0]:.3f} [{r['feasible'][1]:.3f}, {r['feasible'][2]:.3f}]",
+            f"{r['micro'][0]:.3f}",
+        ]
+        cells += ["–" if v is None else f"{v:.2f}" for v in r["buckets"].values()]
+        cells.append("none" if r["horizon"] is None else f"{r['horizon']:.1f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plot(rows: list[dict[str, Any]], out: Path) -> None:
+    """Feasibility by constraint-count bucket, one line per (model, mode)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    labels = [f"{lo}-{hi}" for lo, hi in BUCKETS]
+    for r in rows:
+        ys = [r["buckets"][k] for k in labels]
+        ax.plot(
+            labels,
+            [float("nan") if y is None else y for y in ys],
+            marker="o",
+            label=f"{r['model']} ({r['mode']})",
+        )
+    ax.set_xlabel("constraints per scenario")
+    ax.set_ylabel("feasibility (all constraints pass)")
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_title("WorldTravel: feasibility by constraint count")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point: print the table, optionally write the plot."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("logs", nargs="+", type=Path)
+    parser.add_argument("--plot", type=Path, default=None)
+    args = parser.parse_args(argv)
+    rows = summary(per_sample(args.logs))
+    print(markdown(rows))
+    if args.plot:
+        plot(rows, args.plot)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
