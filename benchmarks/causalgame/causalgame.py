@@ -59,19 +59,45 @@ def _python_path() -> str:
     return str(Path(numpy.__file__).resolve().parents[1])
 
 
+@functools.cache
+def _system_python_has_pandas() -> bool:
+    """Whether the system ``python3`` (what a bwrap sandbox runs) imports numpy and pandas."""
+    import shutil
+    import subprocess
+
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    if python is None:
+        return False
+    try:
+        done = subprocess.run([python, "-c", "import numpy, pandas"], capture_output=True,
+                              timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
 def analysis_sandbox() -> tuple[str, str]:
-    """bwrap with the host's numpy/pandas on a read-only PYTHONPATH and a 10 s limit.
+    """bwrap running the system Python with numpy/pandas, a 10 s limit.
+
+    The system's own packages (Debian's python3-numpy / python3-pandas, which `.ci/system.sh`
+    installs) are used when present: they sit under the read-only /usr every sandbox sees.
+    Otherwise the host's numpy/pandas are bound read-only on PYTHONPATH, which needs that
+    folder to be readable by the sandbox's unprivileged user.
 
     The config goes to a temp JSON file (Inspect hashes sandbox specs, and a config object
     holding lists is unhashable); its content depends only on where numpy is installed.
     """
-    site = _python_path()
+    env = {"OPENBLAS_NUM_THREADS": "1", "MPLCONFIGDIR": "/tmp"}
+    binds: list[str] = []
+    if not _system_python_has_pandas():
+        site = _python_path()
+        binds, env = [site], {**env, "PYTHONPATH": site}
     config = {
         "timeout_s": ANALYSIS_TIMEOUT_S,
         "cpu_s": ANALYSIS_TIMEOUT_S,
         "memory_bytes": "2GiB",
-        "ro_binds": [site],
-        "env": {"PYTHONPATH": site, "OPENBLAS_NUM_THREADS": "1", "MPLCONFIGDIR": "/tmp"},
+        "ro_binds": binds,
+        "env": env,
     }
     text = json.dumps(config, sort_keys=True)
     path = Path(tempfile.gettempdir()) / f"causalgame-bwrap-{zlib.crc32(text.encode()):08x}.json"
