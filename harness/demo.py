@@ -22,7 +22,6 @@ def run_demo(out: Path, console: Console, study: Path = EXAMPLE_STUDY) -> dict[s
     from harness.factorial.run import run_study
     from leaderboards.build import build as build_leaderboard
 
-    out = out.resolve()
     log_dir = out / "logs"
     started = time.perf_counter()
     console.rule("1/3  evaluating (Inspect eval_set; a rerun resumes)")

@@ -99,6 +99,32 @@ def search_hotels(
     return out[:MAX_RESULTS]
 
 
+def _search_venues(
+    venues: Any,
+    city_id: str,
+    day: Any,
+    kind_field: str,
+    kind: str | None,
+    max_price: int | None,
+    min_rating: float | None,
+) -> list[Any]:
+    """Venues of one city matching kind, price, rating and (with ``day``) open that day."""
+    out = []
+    for v in venues:
+        if v.city != city_id or (kind and getattr(v, kind_field) != kind.lower()):
+            continue
+        if (max_price is not None and v.price > max_price) or (
+            min_rating is not None and v.rating < min_rating
+        ):
+            continue
+        if day and not open_intervals(v, day):
+            continue
+        out.append(v)
+        if len(out) == MAX_RESULTS:
+            break
+    return out
+
+
 def search_restaurants(
     world: World,
     city: str,
@@ -109,26 +135,10 @@ def search_restaurants(
 ) -> list[dict[str, Any]]:
     """Restaurants of a city; with ``date`` only those open that day."""
     c, day = _city(world, city), _date(world, date)
-    out = []
-    for r in world.restaurants:
-        if r.city != c.id or (cuisine and r.cuisine != cuisine.lower()):
-            continue
-        if (max_price is not None and r.price > max_price) or (
-            min_rating is not None and r.rating < min_rating
-        ):
-            continue
-        if day and not open_intervals(r, day):
-            continue
-        out.append(
-            {
-                "id": r.id,
-                "name": r.name,
-                "cuisine": r.cuisine,
-                "rating": r.rating,
-                "price_per_person": r.price,
-            }
-        )
-    return out[:MAX_RESULTS]
+    found = _search_venues(world.restaurants, c.id, day, "cuisine", cuisine, max_price,
+                           min_rating)
+    return [{"id": r.id, "name": r.name, "cuisine": r.cuisine, "rating": r.rating,
+             "price_per_person": r.price} for r in found]
 
 
 def search_attractions(
@@ -141,26 +151,10 @@ def search_attractions(
 ) -> list[dict[str, Any]]:
     """Attractions of a city; with ``date`` only those open that day."""
     c, day = _city(world, city), _date(world, date)
-    out = []
-    for a in world.attractions:
-        if a.city != c.id or (category and a.category != category.lower()):
-            continue
-        if (max_price is not None and a.price > max_price) or (
-            min_rating is not None and a.rating < min_rating
-        ):
-            continue
-        if day and not open_intervals(a, day):
-            continue
-        out.append(
-            {
-                "id": a.id,
-                "name": a.name,
-                "category": a.category,
-                "rating": a.rating,
-                "ticket": a.price,
-            }
-        )
-    return out[:MAX_RESULTS]
+    found = _search_venues(world.attractions, c.id, day, "category", category, max_price,
+                           min_rating)
+    return [{"id": a.id, "name": a.name, "category": a.category, "rating": a.rating,
+             "ticket": a.price} for a in found]
 
 
 def search_transport(
