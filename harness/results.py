@@ -61,6 +61,7 @@ __all__ = [
     "SCHEMA",
     "iter_results",
     "list_logs",
+    "read_headers",
     "read_log",
     "read_results",
     "scan_results",
@@ -399,6 +400,31 @@ def iter_results(paths: LogPaths, *, recursive: bool = True) -> Iterator[pl.Data
 
 def _empty() -> pl.DataFrame:
     return pl.DataFrame(schema=SCHEMA)
+
+
+def read_headers(paths: LogPaths, *, recursive: bool = True) -> pl.DataFrame:
+    """One row per log file with its eval-level columns (``status``, ``eval_metadata``, ...).
+
+    Unlike :func:`read_results` a log with no samples (just started, or failed before any
+    sample) still has its row, so run bookkeeping (which study cells are complete) can read
+    every log through this module. An unreadable (half-written) file is skipped.
+    """
+    rows: list[dict[str, Any]] = []
+    for path in list_logs(paths, recursive=recursive):
+        try:
+            if path.suffix == ".eval":
+                header: dict[str, Any] | None = _read_eval_zip(path)[0]
+            else:
+                parsed = _read_json_log(path)
+                header = None if parsed is None else parsed[0]
+        except Exception:  # a log being written, or not a log: absent for bookkeeping
+            continue
+        if header is not None:
+            rows.append(_eval_values(header, str(path)))
+    if not rows:
+        return pl.DataFrame(schema={"log_file": pl.String, "status": pl.String,
+                                    "eval_metadata": pl.String})
+    return pl.DataFrame(rows, infer_schema_length=None)
 
 
 def read_results(paths: LogPaths, *, recursive: bool = True) -> pl.DataFrame:

@@ -258,21 +258,17 @@ def cell_status(log_dir: str | Path) -> dict[str, str]:
     directory = Path(log_dir)
     if not directory.is_dir():
         return {}
-    from inspect_ai.log import list_eval_logs, read_eval_log
+    from harness.results import read_headers
 
     rank = {"success": 3, "started": 2, "cancelled": 1, "error": 1}
     status: dict[str, str] = {}
-    for info in list_eval_logs(str(directory), recursive=True):
-        try:
-            header = read_eval_log(info, header_only=True)
-        except Exception:  # an unreadable (e.g. half-written) log counts as absent
-            continue
-        cell_id = (header.eval.metadata or {}).get("cell_id")
+    for row in read_headers(directory).iter_rows(named=True):
+        cell_id = json.loads(row["eval_metadata"] or "{}").get("cell_id")
         if cell_id is None:
             continue
         current = status.get(cell_id)
-        if current is None or rank.get(header.status, 0) > rank.get(current, 0):
-            status[cell_id] = header.status
+        if current is None or rank.get(row["status"], 0) > rank.get(current, 0):
+            status[cell_id] = row["status"]
     return status
 
 

@@ -378,3 +378,33 @@ def test_reader_does_not_import_inspect() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_read_headers_one_row_per_log_and_skips_broken_files(tmp_path: Path) -> None:
+    """Bookkeeping (which study cells are done) reads a row per log from its header."""
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.solver import solver
+
+    from harness.results import read_headers
+
+    @solver
+    def no_model():  # type: ignore[no-untyped-def]
+        async def solve(state: TaskState, generate):  # type: ignore[no-untyped-def]
+            return state
+
+        return solve
+
+    for cell in ("c1", "c2"):
+        inspect_eval(Task(dataset=[Sample(input="x", target="y")], solver=no_model(),
+                          name=f"t{cell}"),
+                     model="mockllm/model", log_dir=str(tmp_path), display="none",
+                     metadata={"cell_id": cell})
+    (tmp_path / "broken.eval").write_bytes(b"not a zip")
+    headers = read_headers(tmp_path).sort("task")
+    assert headers.height == 2
+    assert headers["status"].to_list() == ["success", "success"]
+    import json
+
+    assert [json.loads(m)["cell_id"] for m in headers["eval_metadata"]] == ["c1", "c2"]
