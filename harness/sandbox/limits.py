@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -57,30 +56,40 @@ def parse_size(value: int | str) -> int:
     return int(float(number) * _UNIT[unit.lower()])
 
 
-@dataclass(frozen=True)
-class SandboxLimits:
-    """Per-exec limits of a bwrap sandbox (all positive; sizes in bytes)."""
+_SIZE_FIELDS = ("memory_bytes", "file_size_bytes", "tmp_bytes")
 
-    timeout_s: int = DEFAULT_TIMEOUT_S
+
+class SandboxLimits(BaseModel):
+    """Per-exec limits of a bwrap sandbox (all positive ints; sizes in bytes or ``"2GiB"``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    timeout_s: int = Field(default=DEFAULT_TIMEOUT_S, gt=0)
     """Wall-clock limit of an exec that passes no ``timeout`` of its own."""
-    cpu_s: int = DEFAULT_CPU_S
+    cpu_s: int = Field(default=DEFAULT_CPU_S, gt=0)
     """RLIMIT_CPU of each process (a process tree can use more; wall time bounds it)."""
-    memory_bytes: int = DEFAULT_MEMORY_BYTES
+    memory_bytes: int = Field(default=DEFAULT_MEMORY_BYTES, gt=0)
     """RLIMIT_AS: address space of each process."""
-    pids: int = DEFAULT_PIDS
+    pids: int = Field(default=DEFAULT_PIDS, gt=0)
     """RLIMIT_NPROC: tasks (processes and threads) of the sandbox, bwrap's own included."""
-    file_size_bytes: int = DEFAULT_FILE_SIZE_BYTES
+    file_size_bytes: int = Field(default=DEFAULT_FILE_SIZE_BYTES, gt=0)
     """RLIMIT_FSIZE: largest file a process may write."""
-    open_files: int = DEFAULT_OPEN_FILES
+    open_files: int = Field(default=DEFAULT_OPEN_FILES, gt=0)
     """RLIMIT_NOFILE."""
-    tmp_bytes: int = DEFAULT_TMP_BYTES
+    tmp_bytes: int = Field(default=DEFAULT_TMP_BYTES, gt=0)
     """Size of each in-memory tmpfs (``/tmp`` and ``/dev/shm``), fresh per exec."""
 
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"SandboxLimits.{f.name} must be a positive int, got {value!r}")
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bools(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("a limit must be a positive int, not a bool")
+        return value
+
+    @field_validator(*_SIZE_FIELDS, mode="before")
+    @classmethod
+    def _size(cls, value: int | str) -> int:
+        return parse_size(value)
 
     def prlimit_args(self) -> list[str]:
         """Options for util-linux ``prlimit`` (soft = hard, so the payload can't raise them)."""
@@ -96,41 +105,24 @@ class SandboxLimits:
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> SandboxLimits:
         """Limits from a mapping of field names; sizes may be strings like ``"1GiB"``."""
-        known = {f.name for f in fields(cls)}
+        known = set(SandboxLimits.model_fields)
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"unknown sandbox limits: {sorted(unknown)}; known: {sorted(known)}")
-        values = {
-            k: parse_size(v) if k.endswith("_bytes") else int(v) for k, v in data.items()
-        }
-        return cls(**values)
+        return cls.model_validate(dict(data))
 
 
-class BwrapConfig(BaseModel):
+class BwrapConfig(SandboxLimits):
     """Pydantic sandbox config for ``bwrap``: the limits plus what else to expose.
 
     Inspect serialises a config object into the eval log and rebuilds it through the
-    provider's ``config_deserialize``, hence a pydantic model rather than the dataclass.
+    provider's ``config_deserialize``, hence a pydantic model.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    timeout_s: int = DEFAULT_TIMEOUT_S
-    cpu_s: int = DEFAULT_CPU_S
-    memory_bytes: int = DEFAULT_MEMORY_BYTES
-    pids: int = DEFAULT_PIDS
-    file_size_bytes: int = DEFAULT_FILE_SIZE_BYTES
-    open_files: int = DEFAULT_OPEN_FILES
-    tmp_bytes: int = DEFAULT_TMP_BYTES
     ro_binds: list[str] = Field(default_factory=list)
     """Extra host paths to expose read-only at the same path (e.g. a data set)."""
     env: dict[str, str] = Field(default_factory=dict)
     """Environment given to every exec (an exec's own ``env`` wins)."""
-
-    @field_validator("memory_bytes", "file_size_bytes", "tmp_bytes", mode="before")
-    @classmethod
-    def _size(cls, value: int | str) -> int:
-        return parse_size(value)
 
     @field_validator("ro_binds")
     @classmethod
@@ -142,9 +134,7 @@ class BwrapConfig(BaseModel):
 
     def limits(self) -> SandboxLimits:
         """The limit fields as a ``SandboxLimits``."""
-        return SandboxLimits.from_mapping(
-            {f.name: getattr(self, f.name) for f in fields(SandboxLimits)}
-        )
+        return SandboxLimits(**{name: getattr(self, name) for name in SandboxLimits.model_fields})
 
 
 def load_config(
@@ -161,7 +151,7 @@ def load_config(
     if isinstance(config, BwrapConfig):
         return config
     if isinstance(config, SandboxLimits):
-        return BwrapConfig(**{f.name: getattr(config, f.name) for f in fields(config)})
+        return BwrapConfig(**config.model_dump())
     if isinstance(config, BaseModel):
         return BwrapConfig.model_validate(config.model_dump())
     if isinstance(config, Mapping):
