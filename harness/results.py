@@ -87,6 +87,7 @@ SCHEMA: dict[str, pl.DataType] = {
     "generate_config": pl.String(),
     "tags": pl.List(pl.String()),
     "eval_metadata": pl.String(),
+    "packages": pl.String(),
     "sample_id": pl.String(),
     "epoch": pl.Int64(),
     "scorer": pl.String(),
@@ -108,6 +109,7 @@ sorted keys, so equal dicts compare equal as strings (useful for grouping)."""
 _EVAL_COLUMNS = [
     "log_file", "eval_id", "run_id", "created", "status", "task", "task_version",
     "task_args", "model", "model_args", "solver", "generate_config", "tags", "eval_metadata",
+    "packages",
 ]
 _ZSTD = 93  # zip compression method id for zstandard
 _HEADER = "header.json"
@@ -286,6 +288,7 @@ def _eval_values(header: dict[str, Any], log_file: str) -> dict[str, Any]:
         "generate_config": _dumps({k: v for k, v in generate.items() if v is not None}),
         "tags": list(tags or []),
         "eval_metadata": _dumps(metadata or {}),
+        "packages": _dumps(spec.get("packages") or {}),
     }
 
 

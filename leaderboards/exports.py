@@ -160,7 +160,8 @@ def eee_records(board: Leaderboard, log_base: Path) -> list[dict[str, Any]]:
                 "additional_details": {"deployment_type": "unknown",
                                        "model_availability": "unknown"},
             },
-            "eval_library": {"name": "inspect_ai", "version": "unknown"},
+            "eval_library": {"name": "inspect_ai",
+                             "version": entry.get("inspect_version") or "unknown"},
             "evaluation_results": [{
                 "evaluation_result_id": slug(entry["entry"]),
                 "evaluation_name": entry["benchmark"],

@@ -255,6 +255,18 @@ def _bounded(values: NDArray[np.float64]) -> bool:
     return bool(len(values)) and float(values.min()) >= 0.0 and float(values.max()) <= 1.0
 
 
+def _inspect_versions(rows: pl.DataFrame) -> list[str]:
+    """The Inspect AI versions recorded in the logs behind one entry (empty when unknown)."""
+    if "packages" not in rows.columns:
+        return []
+    versions = set()
+    for text in rows["packages"].drop_nulls().unique().to_list():
+        version = json.loads(text).get("inspect_ai")
+        if version:
+            versions.add(str(version))
+    return sorted(versions)
+
+
 def _entry_stats(rows: pl.DataFrame, options: Options, bounded: bool) -> list[dict[str, Any]]:
     """One dict per entry of one benchmark (score, CI, counts, tokens, cost, time)."""
     out = []
@@ -283,6 +295,7 @@ def _entry_stats(rows: pl.DataFrame, options: Options, bounded: bool) -> list[di
             "time_per_sample": float(group["total_time"].fill_null(0.0).mean()),  # type: ignore[arg-type]
             "working_time_per_sample": float(group["working_time"].fill_null(0.0).mean()),  # type: ignore[arg-type]
             "logs": sorted(set(group["log_file"].to_list())),
+            "inspect_version": ", ".join(_inspect_versions(group)) or None,
         })
     return out
 

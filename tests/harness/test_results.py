@@ -141,6 +141,9 @@ def test_eval_level_columns(frames: dict[str, pl.DataFrame], logs: dict[str, Pat
     assert row["log_file"] == str(logs[fmt])
     assert row["task"] == "round_trip" and row["task_version"] == "1.2.0"
     assert row["model"] == "mockllm/model" and row["status"] == "success"
+    import inspect_ai
+
+    assert json.loads(row["packages"])["inspect_ai"] == inspect_ai.__version__
     assert json.loads(row["task_args"]) == {"difficulty": "hard", "n": N_SAMPLES}
     assert json.loads(row["eval_metadata"]) == {"prompt": "cot", "temperature": 0.5, "cell": 3,
                                                 "difficulty": "hard"}

@@ -72,6 +72,7 @@ def test_every_eval_ever_records_validate_against_the_published_schema(
     result = mid["evaluation_results"][0]
     assert result["score_details"]["details"]["errors"] == "1"
     assert result["metric_config"]["max_score"] == 1.0
+    assert mid["eval_library"]["version"] == "0.3.285"  # read from the logs' headers
     points = next(json.loads(p.read_text()) for p in records if "synth-points" in p.name)
     assert points["evaluation_results"][0]["metric_config"]["max_score"] == "Infinity"
     bad = dict(mid)
