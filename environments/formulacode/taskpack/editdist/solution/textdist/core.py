@@ -1,0 +1,14 @@
+def edit_distance(a, b):
+    """Levenshtein distance between strings a and b."""
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+def closest(word, vocabulary):
+    """Vocabulary entry with the smallest edit distance to word (first on ties)."""
+    return min(vocabulary, key=lambda v: edit_distance(word, v))
