@@ -203,6 +203,9 @@ def study_analyze(
 def study_report(
     log_dir: Annotated[Path, typer.Argument(help="Study log dir.")],
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("report"),
+    score_key: Annotated[str | None, typer.Option(
+        "--score-key", help="Score key to analyse (default: the study's first listed score, "
+                            "or the only key in the logs).")] = None,
 ) -> None:
     """Write report.html, report.md and report.json for a study's logs."""
     import shlex
@@ -210,7 +213,9 @@ def study_report(
 
     from harness.factorial.report import build_report
 
-    paths = build_report(log_dir, out, command=shlex.join(["harness", *sys.argv[1:]]))
+    command = shlex.join(["harness", *sys.argv[1:]])
+    paths = (build_report(log_dir, out, command=command, score_key=score_key) if score_key
+             else build_report(log_dir, out, command=command))
     for kind, path in paths.items():
         console.print(f"{kind}: {path}")
 

@@ -37,14 +37,24 @@ from harness.factorial.run import STUDY_COPY
 from harness.factorial.study import Study, load_study
 
 
-def resolve_score_key(frame: pl.DataFrame, score_key: str | None) -> str | None:
+def resolve_score_key(frame: pl.DataFrame, score_key: str | None,
+                      preferred: Sequence[str] = ()) -> str | None:
+    """The score key to analyse: the one given, else the study's first listed score, else
+    the only key in the logs. ``preferred`` names may be bare (``gap_closed``) or
+    scorer-qualified (``verified_objective/gap_closed``)."""
     keys = frame.get_column("score_key").drop_nulls().unique(maintain_order=True).to_list()
     if score_key is not None:
         if score_key not in keys:
             raise ValueError(f"score key {score_key!r} not in the logs; found {keys}")
         return score_key
+    for name in preferred:
+        for key in keys:
+            if key == name or key.endswith("/" + name) or key.startswith(name + "/"):
+                return str(key)
     if len(keys) > 1:
-        raise ValueError(f"the logs hold several score keys {keys}; pass score_key=")
+        raise ValueError(f"the logs hold several score keys {keys}; pass score_key= "
+                         "(--score-key), or list the one to analyse first in the "
+                         "study's response.scores")
     return keys[0] if keys else None
 
 
@@ -111,7 +121,8 @@ def report_data(
     missing = [f for f in [*names, response, item] if f not in frame.columns]
     if missing:
         raise ValueError(f"columns not in the study frame: {missing}")
-    key = resolve_score_key(frame, score_key)
+    preferred = study_file.response.scores if study_file is not None else []
+    key = resolve_score_key(frame, score_key, preferred)
     if family == "auto":  # from a study file: binomial when every score is 0 or 1
         values = frame.filter(pl.col("score_key") == key) if key else frame
         binary = values.get_column(response).drop_nulls().is_in([0.0, 1.0]).all()

@@ -337,3 +337,14 @@ def test_cli_study_report_writes_three_files(log_dir: Path, tmp_path: Path) -> N
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.json",
                                                            "report.md"]
     assert json.loads((tmp_path / "report.json").read_text())["design"]["n_cells"] == 6
+
+
+def test_score_key_defaults_to_the_studys_first_listed_score() -> None:
+    from harness.factorial.report.assemble import resolve_score_key
+
+    frame = pl.DataFrame({"score_key": ["scorer/objective", "scorer/gap_closed"] * 2})
+    assert resolve_score_key(frame, None, ["gap_closed"]) == "scorer/gap_closed"
+    assert resolve_score_key(frame, None, ["scorer/objective"]) == "scorer/objective"
+    assert resolve_score_key(frame, "scorer/objective", ["gap_closed"]) == "scorer/objective"
+    with pytest.raises(ValueError, match="several score keys"):
+        resolve_score_key(frame, None, ["not_there"])
