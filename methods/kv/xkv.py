@@ -1,0 +1,212 @@
+"""xKV: cross-layer SVD of the KV cache after prefill, with single-layer SVD as the baseline.
+
+After the prompt's forward pass, every group of ``group`` adjacent layers has its keys
+(RoPE undone, so position does not spread the spectrum) concatenated along the feature axis
+into ``X [tokens, group * kv_heads * head_dim]``; a truncated SVD ``X ~ (U_r S_r) V_r^T`` keeps
+one token-side factor shared by the group plus a per-group feature basis. Values get the
+same treatment. The kept bytes are the factors, ``r * (tokens + group * features)`` floats per
+group and tensor kind, instead of ``tokens * group * features``; ``group=1`` is the
+single-layer SVD baseline (after Chang et al., xKV, 2025; repo abdelfattah-lab/xKV).
+
+The setting is a target byte ratio for the prompt's cache (``ratio``): the rank is the
+largest whose factors fit ``raw / ratio``, so one ``ratio`` costs the same memory whatever
+the grouping, and curves compare at equal memory. ``ratio <= 1`` keeps the raw cache (the
+method is then exactly the unmodified model); ``rank`` pins the rank instead (``rank`` at or
+above ``min(tokens, features)`` is a lossless SVD, tested). This simulation rebuilds dense
+keys/values from the factors for attention — xKV's reconstruction — and accounts for the
+factors only; tokens decoded afterwards are appended uncompressed and counted raw.
+
+    inspect eval harness/passkey --model whitebox/smollm2-135m -M method=xkv -M group=5 -M ratio=4
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from harness.models.hooks import Method, RequestState, StepView
+from methods.kv.cache import (
+    KVRun,
+    LayerKV,
+    flag,
+    full_kv_bytes,
+    greedy,
+    kv_bytes,
+    make_cache,
+    prefix_agreement,
+    rope,
+    rope_tables,
+    teacher_forced_agreement,
+    tensor_bytes,
+    unrope,
+)
+
+
+@dataclass(frozen=True)
+class GroupFactors:
+    """What one group keeps for one tensor kind: ``coeffs [tokens, r]`` and ``basis [r, F]``
+    (or the raw ``[tokens, F]`` matrix when factoring would not save memory)."""
+
+    coeffs: torch.Tensor
+    basis: torch.Tensor | None
+
+    @property
+    def nbytes(self) -> int:
+        """Resident bytes of this group's factors (or raw matrix)."""
+        extra = (self.basis,) if self.basis is not None else ()
+        return tensor_bytes(self.coeffs, *extra)
+
+    def dense(self) -> torch.Tensor:
+        """The ``[tokens, F]`` matrix the factors stand for."""
+        return self.coeffs if self.basis is None else self.coeffs @ self.basis
+
+
+def rank_for_ratio(tokens: int, features: int, ratio: float) -> int:
+    """Largest rank whose factors take at most ``1/ratio`` of the raw matrix's bytes."""
+    budget = tokens * features / ratio
+    return max(1, min(tokens, features, math.floor(budget / (tokens + features))))
+
+
+def factorize(x: torch.Tensor, rank: int | None, ratio: float) -> GroupFactors:
+    """Truncated SVD of ``x [tokens, F]`` at ``rank`` (or the rank ``ratio`` affords).
+
+    Computed in float64 so a full-rank factorisation reproduces ``x`` to float32 rounding.
+    Keeps ``x`` raw when the factors would be no smaller and no rank was pinned.
+    """
+    tokens, features = x.shape
+    if rank is None:
+        if ratio <= 1:
+            return GroupFactors(x.clone(), None)
+        rank = rank_for_ratio(tokens, features, ratio)
+    rank = max(1, min(rank, tokens, features))
+    u, s, vh = torch.linalg.svd(x.double(), full_matrices=False)
+    coeffs = (u[:, :rank] * s[:rank]).to(x.dtype)
+    return GroupFactors(coeffs, vh[:rank].to(x.dtype).contiguous())
+
+
+def _flat(t: torch.Tensor) -> torch.Tensor:
+    """``[1, heads, tokens, dim]`` -> ``[tokens, heads * dim]``."""
+    return t[0].permute(1, 0, 2).reshape(t.shape[2], -1)
+
+
+def _unflat(x: torch.Tensor, heads: int) -> torch.Tensor:
+    tokens = x.shape[0]
+    return x.reshape(tokens, heads, -1).permute(1, 0, 2).unsqueeze(0).contiguous()
+
+
+def groups_of(n_layers: int, group: int) -> list[list[int]]:
+    """Adjacent layer groups of size ``group`` (the last one may be smaller)."""
+    if group < 1:
+        raise ValueError("group must be >= 1")
+    return [list(range(i, min(i + group, n_layers))) for i in range(0, n_layers, group)]
+
+
+def compress(
+    model: Any,
+    layers: Sequence[LayerKV],
+    group: int = 4,
+    rank: int | None = None,
+    ratio: float = 1.0,
+) -> tuple[list[LayerKV], int]:
+    """Compress one request's prefill cache (``[1, kv_heads, tokens, dim]`` per layer,
+    positions ``0..tokens-1``); return the reconstructed layers and the bytes kept."""
+    tokens = int(layers[0][0].shape[2])
+    heads = int(layers[0][0].shape[1])
+    positions = torch.arange(tokens, device=layers[0][0].device)
+    cos, sin = rope_tables(model, positions)
+    out: list[LayerKV | None] = [None] * len(layers)
+    kept = 0
+    for members in groups_of(len(layers), group):
+        keys = torch.cat([_flat(unrope(layers[i][0], cos, sin)) for i in members], dim=1)
+        values = torch.cat([_flat(layers[i][1]) for i in members], dim=1)
+        fk, fv = factorize(keys, rank, ratio), factorize(values, rank, ratio)
+        kept += fk.nbytes + fv.nbytes
+        dk, dv = fk.dense(), fv.dense()
+        width = dk.shape[1] // len(members)
+        for j, i in enumerate(members):
+            part = slice(j * width, (j + 1) * width)
+            k = rope(_unflat(dk[:, part], heads), cos, sin)
+            out[i] = (k.to(layers[i][0].dtype), _unflat(dv[:, part], heads).to(layers[i][1].dtype))
+    return [pair for pair in out if pair is not None], kept
+
+
+def _row(layers: Sequence[LayerKV], row: int, start: int) -> list[LayerKV]:
+    return [
+        (k[row : row + 1, :, start:].clone(), v[row : row + 1, :, start:].clone())
+        for k, v in layers
+    ]
+
+
+class XKV(Method):
+    """``-M method=xkv``: compress the prompt's cache once after prefill (see module doc).
+
+    Options: ``group`` (layers per SVD; 1 = single-layer baseline), ``ratio`` (target byte
+    ratio of the prompt cache) or ``rank`` (pinned), ``reference`` (also decode with the
+    full cache and report agreement; doubles the cost).
+    """
+
+    name = "xkv"
+
+    def __init__(
+        self,
+        group: int = 4,
+        ratio: float = 1.0,
+        rank: int | None = None,
+        reference: bool = True,
+    ) -> None:
+        self.group = int(group)
+        self.ratio = float(ratio)
+        self.rank = None if rank in (None, "none", "") else int(rank)  # type: ignore[arg-type]
+        self.reference = flag(reference)
+        if self.group < 1:
+            raise ValueError("group must be >= 1")
+
+    def after_prefill(self, lm: Any, view: StepView, states: Sequence[RequestState]) -> Any:
+        """Compress every row's (unpadded) prompt cache; return the rebuilt batch cache."""
+        from methods.kv.cache import layers_of
+
+        layers = layers_of(view.cache)
+        mask = view.attention_mask
+        new = [(k.clone(), v.clone()) for k, v in layers]
+        for state in states:
+            b = state.index
+            start = int(mask.shape[1] - mask[b].sum())
+            row = _row(layers, b, start)
+            packed, kept = compress(lm.model, row, self.group, self.rank, self.ratio)
+            for (k, v), (pk, pv) in zip(new, packed, strict=True):
+                k[b : b + 1, :, start:] = pk
+                v[b : b + 1, :, start:] = pv
+            state.data["xkv"] = {
+                "kept": kept,
+                "raw": kv_bytes(row),
+                "full_tokens": mask.shape[1] - start,
+                "first_logits": view.logits[b].float().clone(),
+                "full": row if self.reference else None,
+                "packed": [(k.clone(), v.clone()) for k, v in packed] if self.reference else None,
+            }
+        return make_cache(new)
+
+    def finish(self, lm: Any, states: Sequence[RequestState]) -> None:
+        """Account bytes (factors + decoded tokens raw) and compare with the full cache."""
+        per_token = full_kv_bytes(lm.model.config, 1)
+        for state in states:
+            info = state.data.pop("xkv")
+            # tokens decoded after the prompt stay raw; the last one is never fed back
+            decoded = per_token * max(len(state.tokens) - 1, 0)
+            prompt = int(info["full_tokens"])
+            run = KVRun(state.tokens, "", prompt, info["kept"] + decoded, info["raw"] + decoded)
+            run.extra = {"group": self.group, "ratio_setting": self.ratio}
+            if self.reference:
+                eos = lm.tokenizer.eos_token_id
+                ref = greedy(lm.model, info["first_logits"], make_cache(info["full"]),
+                             max(len(state.tokens), 1), eos)
+                run.exact = ref == state.tokens
+                run.agreement = teacher_forced_agreement(
+                    lm.model, info["first_logits"], make_cache(info["packed"]), ref
+                )
+                run.extra["prefix_agreement"] = prefix_agreement(state.tokens, ref)
+            state.data["metadata"] = {"kv": run.metadata()}
