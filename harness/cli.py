@@ -23,6 +23,10 @@ study_app = typer.Typer(no_args_is_help=True,
 app.add_typer(study_app, name="study")
 leaderboard_app = typer.Typer(no_args_is_help=True, help="Leaderboards from Inspect logs.")
 app.add_typer(leaderboard_app, name="leaderboard")
+method_app = typer.Typer(no_args_is_help=True, help="Offline steps of shipped methods.")
+app.add_typer(method_app, name="method")
+lightwm_app = typer.Typer(no_args_is_help=True, help="LightWM: task-state schemas.")
+method_app.add_typer(lightwm_app, name="lightwm")
 console = Console()
 
 
@@ -218,6 +222,26 @@ def study_report(
              else build_report(log_dir, out, command=command))
     for kind, path in paths.items():
         console.print(f"{kind}: {path}")
+
+
+@lightwm_app.command("induce")
+def lightwm_induce(
+    traces: Annotated[Path, typer.Option("--traces", help="Inspect log file or folder.")],
+    out: Annotated[Path, typer.Option("--out", help="Schema file (or folder) to write.")],
+    family: Annotated[str | None, typer.Option(help="Task family name.")] = None,
+    score: Annotated[str | None, typer.Option(help="Score key that defines success.")] = None,
+    threshold: Annotated[float, typer.Option(help="Minimum score of a success.")] = 1.0,
+) -> None:
+    """Induce a LightWM schema from the successful traces in Inspect logs."""
+    from methods.agents.lightwm.induce import induce
+
+    try:
+        schema = induce(traces, out, family, score, threshold)
+    except (ValueError, FileNotFoundError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from exc
+    steps = " -> ".join(s.name for s in schema.subtasks)
+    console.print(f"{schema.family}: {schema.traces} traces, {len(schema.fields)} fields, {steps}")
 
 
 @leaderboard_app.command("build")

@@ -64,6 +64,7 @@ __all__ = [
     "read_headers",
     "read_log",
     "read_results",
+    "read_sample_messages",
     "scan_results",
     "score_to_float",
     "with_metadata_columns",
@@ -378,6 +379,32 @@ def _frame(header: dict[str, Any], samples: list[dict[str, Any]], log_file: str)
 
 
 # --------------------------------------------------------------------------- public API
+
+
+def read_sample_messages(log_file: PathLike, sample_id: str | int,
+                         epoch: int = 1) -> list[dict[str, Any]]:
+    """One sample's logged chat messages, as the JSON dicts Inspect wrote.
+
+    Methods that learn from trajectories (LightWM's schema induction) need the messages of a
+    few chosen samples; the results frame holds scores, not transcripts. This reads only the
+    one sample's member of a ``.eval`` zip (zstd members included) or scans a ``.json`` log.
+
+    Raises:
+        KeyError: The log holds no such sample and epoch.
+    """
+    path = Path(log_file)
+    if path.suffix == ".eval":
+        with zipfile.ZipFile(path) as zf:
+            try:
+                info = zf.getinfo(f"samples/{sample_id}_epoch_{epoch}.json")
+            except KeyError:
+                raise KeyError(f"sample {sample_id} epoch {epoch} not in {path}") from None
+            return list(_loads(_read_member(zf, info)).get("messages") or [])
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for sample in data.get("samples") or []:
+        if str(sample.get("id")) == str(sample_id) and int(sample.get("epoch", 1)) == epoch:
+            return list(sample.get("messages") or [])
+    raise KeyError(f"sample {sample_id} epoch {epoch} not in {path}")
 
 
 def read_log(path: PathLike) -> pl.DataFrame | None:

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from inspect_ai import Task, task
 from inspect_ai.agent import as_solver, react
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.solver import use_tools
 
 from benchmarks.worldtravel.scorer import worldtravel_checker
 from benchmarks.worldtravel.tools import world_tools
@@ -101,6 +102,8 @@ def worldtravel(
     solver = as_solver(react(prompt=INSTRUCTIONS, tools=world_tools()))
     return Task(
         dataset=MemoryDataset(samples, name=f"worldtravel-{constraints}"),
+        # the tools also go on the state, so a replacement agent (--solver) can use them
+        setup=use_tools(world_tools()),
         solver=solver,
         scorer=worldtravel_checker(),
         message_limit=message_limit,

@@ -41,6 +41,7 @@ from harness.results import (
     list_logs,
     read_log,
     read_results,
+    read_sample_messages,
     score_to_float,
     with_metadata_columns,
 )
@@ -411,3 +412,13 @@ def test_read_headers_one_row_per_log_and_skips_broken_files(tmp_path: Path) -> 
     import json
 
     assert [json.loads(m)["cell_id"] for m in headers["eval_metadata"]] == ["c1", "c2"]
+
+
+@pytest.mark.parametrize("fmt", ["eval", "json"])
+def test_read_sample_messages(logs: dict[str, Path], fmt: str) -> None:
+    messages = read_sample_messages(logs[fmt], 3, epoch=2)
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert messages[0]["content"] == "question 3"
+    assert "answer 3" in str(messages[1]["content"])
+    with pytest.raises(KeyError, match="sample 99 epoch 1"):
+        read_sample_messages(logs[fmt], 99)

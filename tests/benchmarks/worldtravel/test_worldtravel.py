@@ -100,3 +100,23 @@ def test_greedy_and_random_score_below_the_oracle(tmp_path: Path) -> None:
     assert greedy["feasible"] < 1.0
     assert rand["feasible"] <= greedy["feasible"]
     assert rand["micro"] < greedy["micro"] < 1.0
+
+
+def test_a_replacement_agent_gets_the_world_tools(tmp_path: Path) -> None:
+    """``--solver`` agents (methods) run over the task's tools, which the task puts on the state."""
+    from inspect_ai import eval as inspect_eval
+
+    from methods.agents.memory_react import task_react
+
+    [log] = inspect_eval(worldtravel(), model="scripted/worldtravel-oracle", solver=task_react(),
+                         model_args={"lookups": 2},
+                         limit=2, log_dir=str(tmp_path), display="none")
+    assert log.status == "success" and log.samples
+    for sample in log.samples:
+        calls = [c.function for m in sample.messages if m.role == "assistant"
+                 for c in (m.tool_calls or [])]
+        assert calls.count("get_details") == 2  # the tools came from the task, through the state
+        assert any(m.role == "tool" and not getattr(m, "error", None) for m in sample.messages)
+        assert sample.scores
+        value = sample.scores["worldtravel_checker"].value
+        assert isinstance(value, dict) and value["feasible"] == 1.0
