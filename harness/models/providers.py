@@ -6,6 +6,8 @@ Inspect matches the API name unqualified, so these work from the CLI and ``get_m
     --model embedded/smollm2-135m      SmolLM2-135M-Instruct Q4_1 via llama.cpp (CPU, offline)
     --model embedded/any -M model_path=FILE.gguf
     --model whitebox/smollm2-135m      the same weights through transformers (torch, hidden states)
+    --model whitebox/smollm2-135m -M method=esamp -M beta=0.1   a white-box method (hooks)
+    --model mvrcache/<provider>/<model> -M delta=0.1   semantic cache in front of any model
 
 This module is imported on every ``inspect eval``, so it stays light: each factory imports
 its provider module only when Inspect asks for that API, and the provider modules import
@@ -39,3 +41,11 @@ def whitebox() -> type[ModelAPI]:
     from harness.models.whitebox import WhiteBoxModelAPI
 
     return WhiteBoxModelAPI
+
+
+@modelapi(name="mvrcache")
+def mvrcache() -> type[ModelAPI]:
+    """MVR-cache: a multi-vector semantic cache in front of any model (mvrcache/<model>)."""
+    from methods.models.mvrcache import MVRCacheAPI
+
+    return MVRCacheAPI
