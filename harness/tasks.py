@@ -22,6 +22,14 @@ BENCHMARKS: dict[str, str] = {
     "arithmetic": "benchmarks.arithmetic.arithmetic:arithmetic",
     "causalgame": "benchmarks.causalgame.causalgame:causalgame_all",
     "worldtravel": "benchmarks.worldtravel.worldtravel:worldtravel",
+    "medversa": "benchmarks.medversa.medversa:medversa",
+    "formulacode": "benchmarks.formulacode.formulacode:formulacode",
+    "passkey": "benchmarks.probes.passkey:passkey",
+    "esamp_arith": "benchmarks.probes.esamp_arith:esamp_arith",
+    "mvr_workload": "benchmarks.probes.mvr_workload:mvr_workload",
+    "worldtravel_webscape": "benchmarks.worldtravel_webscape.worldtravel_webscape:worldtravel_webscape",  # noqa: E501
+    "circle_packing": "benchmarks.open_problems.open_problems:circle_packing",
+    "first_autocorrelation": "benchmarks.open_problems.open_problems:first_autocorrelation",
 }
 
 # modules that register scripted reference policies (``scripted/<policy>``) for benchmarks
@@ -29,6 +37,10 @@ POLICY_MODULES: tuple[str, ...] = (
     "benchmarks.arithmetic.policies",
     "benchmarks.causalgame.policies",
     "benchmarks.worldtravel.policies",
+    "benchmarks.medversa.policies",
+    "benchmarks.worldtravel_webscape.policies",
+    "benchmarks.open_problems.policies",
+    "methods.agents.lightwm_policies",
 )
 
 

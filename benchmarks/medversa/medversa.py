@@ -1,0 +1,160 @@
+"""MedVersa: medical knowledge editing under single, batch and sequential protocols.
+
+Xia et al., "MedREK: Retrieval-Based Editing for Medical LLMs with Key-Aware Prompts",
+ICML 2026 (arXiv 2510.13500). Each record edits a medical fact to a counterfactual answer
+and probes efficacy (the edit prompt), generality (a paraphrase) and locality (an unrelated
+medical question whose pre-edit behaviour must survive).
+
+On an HF model (``whitebox/…`` or Inspect's ``hf/…``) the metrics are the spec's white-box
+ones: teacher-forced token accuracy, locality against the pre-edit argmax, n-gram-entropy
+fluency. On any other model the task scores the text-match deviation "MedVersa-BB".
+
+    inspect eval benchmarks/medversa --model whitebox/smollm2-135m -T editor=ike
+    inspect eval benchmarks/medversa --model whitebox/smollm2-135m \\
+        -T editor=retrieval -T protocol=batch -T batch_size=100 -T data=PATH/test.json -T n=100
+    inspect eval harness/medversa --model whitebox/smollm2-135m -T editor=medrek -T fluency=false
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from benchmarks.medversa.protocol import (
+    BB_LABEL,
+    Protocol,
+    make_units,
+    run_blackbox_unit,
+    run_whitebox_unit,
+)
+from benchmarks.medversa.scorer import medversa_scorer
+from benchmarks.medversa.whitebox import WhiteBoxRunner
+from environments.medversa.load import load_dataset
+from environments.medversa.schema import EditCase
+from methods.editors import EDITOR_NAMES, WHITEBOX_ONLY, make_editor
+
+DEFAULT_DATA = "sample"
+DEFAULT_EDITOR = "ike"
+DEFAULT_PROTOCOL: Protocol = "single"
+DEFAULT_BATCH_SIZE = 10
+DEFAULT_SEED = 0
+DEFAULT_FLUENCY_TOKENS = 100
+WB_LABEL = "MedVersa white-box (spec §2)"
+BB_SYSTEM = "Answer with the shortest possible phrase."
+BB_MAX_TOKENS = 32
+
+
+def record_to_sample(unit: list[EditCase], protocol: str, index: int) -> Sample:
+    """One evaluation unit (one record, or one batch) as an Inspect sample."""
+    sample_id = unit[0].id if protocol == "single" else f"{protocol}-{index:04d}"
+    return Sample(
+        id=sample_id,
+        input=unit[0].prompt if len(unit) == 1 else f"{len(unit)} edits",
+        target=unit[0].target_new if len(unit) == 1 else "",
+        metadata={"cases": [c.to_record() for c in unit], "protocol": protocol},
+    )
+
+
+_RUNNERS: dict[int, tuple[WhiteBoxRunner, threading.Lock]] = {}
+
+
+def _whitebox(api: Any) -> tuple[WhiteBoxRunner, threading.Lock] | None:
+    """A runner for an HF-backed model API (``whitebox/`` or Inspect's ``hf/``), else None."""
+    lm = getattr(api, "lm", None)
+    model = getattr(lm, "model", None) or getattr(api, "model", None)
+    tokenizer = getattr(lm, "tokenizer", None) or getattr(api, "tokenizer", None)
+    if model is None or tokenizer is None or not hasattr(model, "forward"):
+        return None
+    if id(model) not in _RUNNERS:
+        lock = getattr(api, "_lock", None) or threading.Lock()
+        _RUNNERS[id(model)] = (WhiteBoxRunner(model, tokenizer), lock)
+    return _RUNNERS[id(model)]
+
+
+@solver
+def edit_and_probe(editor: str, protocol: Protocol, fluency_tokens: int, seed: int) -> Solver:
+    """Apply the unit's edits with ``editor`` and score every probe (spec §3)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        cases = [EditCase.from_record(r) for r in state.metadata["cases"]]
+        model = get_model()
+        wb = _whitebox(model.api)
+        if wb is not None:
+            runner, lock = wb
+
+            def run() -> Any:
+                with lock:
+                    ed = make_editor(editor, runner.model, runner.tokenizer)
+                    return run_whitebox_unit(runner, ed, cases, protocol, fluency_tokens, seed)
+
+            result = await asyncio.to_thread(run)
+            variant = WB_LABEL
+        else:
+            if editor in WHITEBOX_ONLY:
+                raise ValueError(f"editor {editor!r} needs an HF model (whitebox/ or hf/)")
+            ed = await asyncio.to_thread(make_editor, editor)
+            config = GenerateConfig(temperature=0.0, max_tokens=BB_MAX_TOKENS)
+
+            async def ask(context: str, query: str) -> str:
+                text = (f"Updated facts (these override what you know):\n{context}\n"
+                        f"Question: {query}" if context else f"Question: {query}")
+                out = await model.generate(
+                    [ChatMessageSystem(content=BB_SYSTEM), ChatMessageUser(content=text)],
+                    config=config)
+                return out.completion
+
+            result = await run_blackbox_unit(ask, ed, cases, protocol)
+            variant = BB_LABEL
+        state.metadata["medversa"] = {
+            "variant": variant, "editor": editor, "unit_means": result.unit_means(),
+            "scores": result.scores, "case_ids": result.case_ids, "details": result.details,
+        }
+        return state
+
+    return solve
+
+
+@task
+def medversa(
+    editor: str = DEFAULT_EDITOR,
+    protocol: Protocol = DEFAULT_PROTOCOL,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    data: str = DEFAULT_DATA,
+    n: int | None = None,
+    seed: int = DEFAULT_SEED,
+    fluency: bool = True,
+    fluency_tokens: int = DEFAULT_FLUENCY_TOKENS,
+) -> Task:
+    """MedVersa knowledge editing with one editor under one protocol.
+
+    Args:
+        editor: none, ike, retrieval or medrek (medrek: HF models only).
+        protocol: single (one edit per unit), batch (``batch_size`` edits applied at once,
+            final short batch kept) or sequential (``batch_size`` edits applied one by one,
+            remainder dropped).
+        batch_size: Edits per unit for batch/sequential (the spec reports 10, 50, 100).
+        data: ``sample`` (the shipped set), a path to a MedVersa/MedCF/MedFE JSON file, or
+            ``medversa:<split>`` with ``$MEDVERSA_DIR`` set.
+        n: Use the first ``n`` records after the seeded shuffle (all by default).
+        seed: Shuffle seed (``numpy.random.default_rng``).
+        fluency: Sample continuations for the n-gram-entropy fluency metric (white-box).
+        fluency_tokens: New tokens per fluency continuation (spec: 100).
+    """
+    if editor not in EDITOR_NAMES:
+        raise ValueError(f"editor must be one of {EDITOR_NAMES}, got {editor!r}")
+    units = make_units(load_dataset(data), protocol, batch_size, seed, n)
+    samples = [record_to_sample(u, protocol, i) for i, u in enumerate(units)]
+    return Task(
+        dataset=MemoryDataset(samples, name=f"medversa-{protocol}"),
+        solver=edit_and_probe(editor, protocol, fluency_tokens if fluency else 0, seed),
+        scorer=medversa_scorer(),
+        version="1.0.0",
+        metadata={"benchmark": "medversa", "editor": editor, "protocol": protocol,
+                  "batch_size": batch_size if protocol != "single" else 1},
+    )

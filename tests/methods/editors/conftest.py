@@ -1,0 +1,67 @@
+"""Tiny offline stand-ins shared by the editor and MedVersa runner tests."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+
+class HashEncoder:
+    """Bag-of-words sentence encoder: unit vectors from hashed lowercase words."""
+
+    dim = 384
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in text.lower().replace("?", " ").split():
+                h = int(hashlib.md5(word.encode()).hexdigest(), 16)
+                out[i, h % self.dim] += 1.0
+            out[i] /= max(float(np.linalg.norm(out[i])), 1e-9)
+        return out
+
+
+class CharTokenizer:
+    """One id per byte (mod a small vocab); enough for running a tiny Llama."""
+
+    eos_token_id = 1
+    pad_token_id = None
+
+    def __init__(self, vocab: int = 64) -> None:
+        self.vocab = vocab
+
+    def __call__(self, text: str, add_special_tokens: bool = True) -> Any:
+        ids = [2 + (b % (self.vocab - 2)) for b in text.encode()]
+        return SimpleNamespace(input_ids=ids)
+
+    def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
+        return "".join(chr(97 + (i % 26)) for i in ids)
+
+
+@pytest.fixture(scope="session")
+def tiny_llama() -> Any:
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                         max_position_embeddings=512)
+    model = LlamaForCausalLM(config)
+    model.eval()
+    return model
+
+
+@pytest.fixture()
+def hash_encoder() -> HashEncoder:
+    return HashEncoder()
+
+
+@pytest.fixture()
+def char_tokenizer() -> CharTokenizer:
+    return CharTokenizer()
