@@ -9,10 +9,16 @@ def _benchmarks() -> list[dict[str, Any]]:
     from harness.tasks import BENCHMARKS
 
     return [
-        {"name": name, "task": f"harness/{name}", "path": f"benchmarks/{name}",
+        {"name": name, "task": f"harness/{name}", "path": _folder(target),
          "status": "available", "summary": _first_doc_line(target)}
         for name, target in BENCHMARKS.items()
     ]
+
+
+def _folder(target: str) -> str:
+    """The benchmark's folder (``benchmarks/probes`` for ``benchmarks.probes.passkey:...``),
+    which is what ``inspect eval`` takes; several tasks may share one folder."""
+    return "/".join(target.split(":")[0].split(".")[:-1])
 
 
 def _first_doc_line(target: str) -> str:

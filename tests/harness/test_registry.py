@@ -28,3 +28,15 @@ def test_sandbox_and_model_apis_are_registered() -> None:
     names = {o.__registry_info__.name for o in registry_find(
         lambda info: info.type in ("modelapi", "sandboxenv"))}
     assert {"harness/scripted", "harness/embedded", "harness/bwrap"} <= names
+
+
+def test_every_listed_benchmark_folder_exists_and_holds_its_task() -> None:
+    from harness.inventory import inventory
+    from harness.tasks import BENCHMARKS
+
+    repo = Path(__file__).parents[2]
+    for entry in inventory()["benchmarks"]:
+        folder = repo / entry["path"]
+        assert folder.is_dir(), entry
+        module = BENCHMARKS[entry["name"]].split(":")[0]
+        assert (repo / (module.replace(".", "/") + ".py")).parent == folder
