@@ -352,6 +352,8 @@ class WhiteBoxModelAPI(LocalModelAPI):
             raise ValueError(
                 f"unknown whitebox model {self.model_name!r}: pass -M model_path=HF_DIR"
             )
+        if method is None:  # no method to take the other args: they are typos, say so
+            super().setup(**method_options)
         self.method = resolve_method(method, **method_options)
         self.batch_size = max(1, int(batch_size))
         self.lm, self._lock = shared_lm(model_path, device, dtype)

@@ -65,7 +65,8 @@ def ensure_site(world: World) -> Path:
     atomically, so concurrent processes never see half a site.
     """
     known = _BUILT.get(id(world))
-    if known is not None and known[0] is world and (known[1] / SUMMARY).exists():
+    if (known is not None and known[0] is world and known[1].parent == cache_root()
+            and (known[1] / SUMMARY).exists()):
         return known[1]
     final = cache_root() / world_hash(world)
     _BUILT[id(world)] = (world, final)
