@@ -65,6 +65,7 @@ __all__ = [
     "read_log",
     "read_results",
     "read_sample_messages",
+    "read_score_metadata",
     "scan_results",
     "score_to_float",
     "with_metadata_columns",
@@ -405,6 +406,41 @@ def read_sample_messages(log_file: PathLike, sample_id: str | int,
         if str(sample.get("id")) == str(sample_id) and int(sample.get("epoch", 1)) == epoch:
             return list(sample.get("messages") or [])
     raise KeyError(f"sample {sample_id} epoch {epoch} not in {path}")
+
+
+def _header_and_samples(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    if path.suffix == ".eval":
+        return _read_eval_zip(path)
+    return _read_json_log(path)
+
+
+def read_score_metadata(paths: LogPaths, scorer: str, *,
+                        recursive: bool = True) -> pl.DataFrame:
+    """The ``metadata`` dict of one scorer's score on every sample, as JSON strings.
+
+    The results frame keeps score values; some methods attach numbers to a score's metadata
+    that a report also wants (the KV methods' tree bytes or modelled time to first token).
+    Columns: ``log_file``, ``eval_metadata``, ``sample_id``, ``epoch``, ``metadata`` (sorted
+    keys; ``{}`` when the score has none). Samples without that scorer's score are left out.
+    """
+    rows: list[dict[str, Any]] = []
+    for path in list_logs(paths, recursive=recursive):
+        loaded = _header_and_samples(path)
+        if loaded is None:
+            continue
+        header, samples = loaded
+        eval_metadata = _eval_values(header, str(path))["eval_metadata"]
+        for sample in samples:
+            score = (sample.get("scores") or {}).get(scorer)
+            if score is None:
+                continue
+            rows.append({"log_file": str(path), "eval_metadata": eval_metadata,
+                         "sample_id": str(sample.get("id")),
+                         "epoch": int(sample.get("epoch") or 1),
+                         "metadata": _dumps(score.get("metadata") or {})})
+    schema = {"log_file": pl.String(), "eval_metadata": pl.String(), "sample_id": pl.String(),
+              "epoch": pl.Int64(), "metadata": pl.String()}
+    return pl.DataFrame(rows, schema=schema)
 
 
 def read_log(path: PathLike) -> pl.DataFrame | None:

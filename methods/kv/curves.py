@@ -17,7 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
-from harness.results import read_results
+from harness.results import read_results, read_score_metadata
 
 SCORES = {
     "passkey_match": "passkey_acc",
@@ -68,16 +68,11 @@ def markdown(frame: pl.DataFrame) -> str:
 def extras(log_dir: str | Path, keys: list[str]) -> pl.DataFrame:
     """Per-cell means of method-specific numbers (``kv_tree_bytes``, ``ttft_scd_ms``...)
     that only the ``kv_stats`` score's metadata carries (the tidy frame keeps values only)."""
-    from inspect_ai.log import read_eval_log
-
     rows = []
-    for path in sorted(Path(log_dir).glob("*.eval")):
-        log = read_eval_log(str(path))
-        factors = (log.eval.metadata or {}).get("factors", {})
-        for sample in log.samples or []:
-            score = (sample.scores or {}).get("kv_stats")
-            kv = (score.metadata or {}).get("kv", {}) if score else {}
-            rows.append({**factors, **{k: float(kv[k]) for k in keys if k in kv}})
+    for row in read_score_metadata(log_dir, "kv_stats").iter_rows(named=True):
+        factors = json.loads(row["eval_metadata"] or "{}").get("factors", {})
+        kv = json.loads(row["metadata"]).get("kv", {})
+        rows.append({**factors, **{k: float(kv[k]) for k in keys if k in kv}})
     frame = pl.DataFrame(rows)
     levels = [c for c in frame.columns if c not in keys and frame[c].n_unique() > 1]
     return frame.group_by(levels).agg(pl.col(k).mean() for k in keys if k in frame.columns

@@ -42,6 +42,7 @@ from harness.results import (
     read_log,
     read_results,
     read_sample_messages,
+    read_score_metadata,
     score_to_float,
     with_metadata_columns,
 )
@@ -76,7 +77,8 @@ def fail_on(sample_id: int) -> Any:
 def verdict() -> Any:
     async def score(state: TaskState, target: Target) -> Score:
         i = int(state.sample_id)  # type: ignore[arg-type]
-        return Score(value=CORRECT if i % 2 else INCORRECT, answer=state.output.completion)
+        return Score(value=CORRECT if i % 2 else INCORRECT, answer=state.output.completion,
+                     metadata={"parity": i % 2})
 
     return score
 
@@ -422,3 +424,14 @@ def test_read_sample_messages(logs: dict[str, Path], fmt: str) -> None:
     assert "answer 3" in str(messages[1]["content"])
     with pytest.raises(KeyError, match="sample 99 epoch 1"):
         read_sample_messages(logs[fmt], 99)
+
+
+@pytest.mark.parametrize("fmt", ["eval", "json"])
+def test_read_score_metadata(logs: dict[str, Path], fmt: str) -> None:
+    meta = read_score_metadata(logs[fmt], "verdict")
+    # the errored sample has no score, so it has no row
+    assert meta.height == (N_SAMPLES - 1) * EPOCHS
+    for row in meta.iter_rows(named=True):
+        assert json.loads(row["metadata"]) == {"parity": int(row["sample_id"]) % 2}
+        assert json.loads(row["eval_metadata"])["prompt"] == "cot"
+    assert read_score_metadata(logs[fmt], "no_such_scorer").height == 0
