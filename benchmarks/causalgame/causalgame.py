@@ -29,6 +29,7 @@ from benchmarks.causalgame.scorer import causalgame_scorer, keep_epochs
 from benchmarks.causalgame.session import start_game
 from benchmarks.causalgame.tools import ANALYSIS_TIMEOUT_S, game_tools
 from environments.causalgame.scenarios import _raw_scenarios, scenario_ids
+from harness.tool_validity import tool_call_validity
 
 DEFAULT_SEED = 0
 DEFAULT_EPOCHS = 3
@@ -142,7 +143,7 @@ def causalgame_task(
             use_tools(game_tools(with_analysis=with_sandbox, archivist=archivist)),
         ],
         solver=causalgame_agent(),
-        scorer=causalgame_scorer(),
+        scorer=[causalgame_scorer(), tool_call_validity()],
         epochs=Epochs(epochs, keep_epochs()),
         sandbox=(analysis_sandbox() if sandbox == "bwrap" else sandbox) if with_sandbox else None,
         version="1.0.0",

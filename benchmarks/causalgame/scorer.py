@@ -85,13 +85,17 @@ async def grade_report(game: Game, report: str, state: TaskState) -> tuple[dict[
 
 @score_reducer(name="causalgame_mean")
 def keep_epochs() -> ScoreReducer:
-    """Mean over epochs, keeping every epoch's values in metadata for the t interval."""
+    """Mean over epochs, keeping every epoch's values in metadata for the t interval.
+
+    Applies to every scorer of the task (Inspect has one reducer per task), so it averages
+    whichever keys the scores carry: the game's, or the tool-call validity counts."""
 
     def reduce(scores: list[Score]) -> Score:
         values = [s.value for s in scores if isinstance(s.value, dict)]
-        mean = {k: float(np.mean([float(v[k]) for v in values])) for k in KEYS}
+        keys = list(values[0]) if values else list(KEYS)
+        mean = {k: float(np.mean([float(v[k]) for v in values])) for k in keys}
         meta = dict(scores[0].metadata or {})
-        meta["epoch_values"] = [{k: float(v[k]) for k in KEYS} for v in values]
+        meta["epoch_values"] = [{k: float(v[k]) for k in keys} for v in values]
         return Score(
             value=mean, metadata=meta, answer=scores[0].answer, explanation=scores[0].explanation
         )

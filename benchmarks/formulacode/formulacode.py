@@ -43,6 +43,7 @@ from environments.formulacode.images import (
 )
 from environments.formulacode.pack import BASE_REF
 from environments.formulacode.records import TaskRecord, load_records
+from harness.tool_validity import tool_call_validity
 
 COMPOSE = Path(__file__).parent / "compose.yaml"
 DEFAULT_DATASET = "pack"
@@ -146,7 +147,8 @@ def formulacode(
         dataset=MemoryDataset(samples, name=f"formulacode-{Path(dataset).stem}"),
         setup=prepare_repo(),
         solver=default_agent(),
-        scorer=formulacode_scorer(rounds=rounds, repeat=repeat, timer=timer),
+        scorer=[formulacode_scorer(rounds=rounds, repeat=repeat, timer=timer),
+                tool_call_validity()],
         sandbox=task_sandbox,
         time_limit=time_limit,
         version="1.0.0",

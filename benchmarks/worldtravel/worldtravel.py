@@ -30,6 +30,7 @@ from benchmarks.worldtravel.tools import world_tools
 from environments.worldtravel.analysis import bucket
 from environments.worldtravel.plan import PLAN_SCHEMA_TEXT
 from environments.worldtravel.store import shipped_scenarios
+from harness.tool_validity import tool_call_validity
 
 ConstraintMode = Literal["hidden", "given"]
 DEFAULT_CONSTRAINTS: ConstraintMode = "hidden"
@@ -105,7 +106,7 @@ def worldtravel(
         # the tools also go on the state, so a replacement agent (--solver) can use them
         setup=use_tools(world_tools()),
         solver=solver,
-        scorer=worldtravel_checker(),
+        scorer=[worldtravel_checker(), tool_call_validity()],
         message_limit=message_limit,
         version="1.0.0",
         metadata={"benchmark": "worldtravel", "constraints": constraints},

@@ -32,6 +32,7 @@ from benchmarks.worldtravel.worldtravel import record_to_sample as text_record_t
 from environments.worldtravel.site import public_dir
 from environments.worldtravel.store import shipped_scenarios, shipped_world
 from harness.browser import StaticSiteServer, browser_cleanup, browser_setup, browser_tools
+from harness.tool_validity import tool_call_validity
 
 DEFAULT_VISION = True
 DEFAULT_MESSAGE_LIMIT = 150
@@ -95,7 +96,7 @@ def worldtravel_webscape(
         setup=browser_setup(start_site),
         solver=as_solver(react(prompt=INSTRUCTIONS, tools=browser_tools(vision))),
         cleanup=browser_cleanup,
-        scorer=worldtravel_checker(),
+        scorer=[worldtravel_checker(), tool_call_validity()],
         message_limit=message_limit,
         version="1.0.0",
         metadata={"benchmark": "worldtravel_webscape", "vision": vision},

@@ -76,7 +76,7 @@ def sampling(config: GenerateConfig) -> tuple[int, float, float]:
 
 
 def split_reply(
-    text: str, tools: list[ToolInfo], tool_choice: ToolChoice
+    text: str, tools: list[ToolInfo] | list[str], tool_choice: ToolChoice
 ) -> tuple[str, list[ToolCall]]:
     """Content and tool calls of a generated reply; with ``tool_choice="none"`` nothing is a
     call (the tools were hidden from the prompt, so tags in the text are just text)."""

@@ -1,30 +1,26 @@
-"""``embedded/<name>``: a small GGUF chat model served in-process by llama.cpp, fully offline.
+"""``embedded/<name>``: a ladder model (or any GGUF) served in-process by llama.cpp, offline.
 
+    inspect eval TASK --model embedded/qwen2.5-coder-0.5b           # the ladder (harness models)
     inspect eval TASK --model embedded/smollm2-135m                 # bundled SmolLM2-135M Q4_1
     inspect eval TASK --model embedded/mine -M model_path=FILE.gguf  # any local GGUF
-    -M n_ctx=4096 -M n_threads=2                                     # defaults: 2048, all cores
+    -M n_ctx=8192 -M n_threads=2 -M prefix_cache_mb=1024 -M grammar=true
 
-Why in-process: no server to start, ~0.2 s load, ~100 tok/s on 2 idle cores for the 135M model,
-so agent loops and whole evals run in CI. Tool calling goes through the prompt format of
-:mod:`harness.models.toolprompt`; when ``tool_choice`` forces a tool the call is constrained
-with a JSON-schema grammar so even a 135M model emits a parseable call.
+Why in-process: no server to start, a load under 2 s, and whole agent evals run in CI.
+Tool calls use the model's own chat template with its tools block (Qwen2.5: ``<tool_call>``
+JSON, results in ``<tool_response>``); a template without one gets the prompt format of
+:mod:`harness.models.toolprompt`. A forced ``tool_choice`` is decoded under a JSON-schema
+grammar; free replies go through the lenient parser, and a call that does not parse comes
+back to the model as a tool error (never a crashed sample). The rendering, grammar and
+prefix reuse live in :mod:`harness.models.llama_engine`, shared with ``harness serve``.
 
 Design notes:
-- ``llama_cpp`` is imported lazily (the registry must stay light); one ``Llama`` per
-  (file, n_ctx, n_threads) per process, shared by every ModelAPI instance.
-- Generation runs in a worker thread (``asyncio.to_thread``) under a lock: a llama context is
-  not re-entrant. ``max_connections`` defaults to 1 so Inspect queues requests itself
-  instead of parking threads on the lock.
-- llama.cpp's AMX "extra buffer type" crashes (SIGSEGV in ``ggml_backend_amx_mul_mat``) on
-  VMs that advertise AMX but don't grant the tile state (Firecracker here), so extra buffer
-  types are off unless ``-M extra_bufts=true``. llama-cpp-python exposes no argument for
-  ``use_extra_bufts``; we patch the default model params for the duration of the load.
+- ``max_connections`` defaults to 1: one llama context, so Inspect queues requests itself.
+  Interleaved samples each resume from their own cached prefix (the engine's RAM cache), so
+  a turn costs its new tokens; usage reports them as ``input_tokens_cache_read``.
 - Speed depends on having the cores to itself: llama.cpp's OpenMP workers spin between ops.
-  Measured here with 2 threads: ~105 tok/s on an idle box (libgomp's default wait policy),
-  ~28 tok/s with ``OMP_WAIT_POLICY=PASSIVE``; on a box oversubscribed by other jobs
-  (load average 5-6) the default fell to 7-62 tok/s and PASSIVE held 36-54 tok/s. So the
-  default is left alone; export ``OMP_WAIT_POLICY=PASSIVE`` (before anything loads libgomp,
-  torch included) on a shared, oversubscribed machine.
+  On a shared, oversubscribed machine export ``OMP_WAIT_POLICY=PASSIVE`` before anything
+  loads libgomp (measured here: the default fell to 7-62 tok/s at load 5-6, PASSIVE held
+  36-54 tok/s for the 135M model).
 - Usage comes from llama.cpp's own token counts; ``count_text_tokens`` uses the model's
   tokenizer, so Inspect never reaches for tiktoken.
 """
@@ -32,130 +28,82 @@ Design notes:
 from __future__ import annotations
 
 import asyncio
-import atexit
-import os
 import threading
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsage
 from inspect_ai.model._model_call import ModelCall
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from harness.models._common import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
 from harness.models._common import DEFAULT_TEMPERATURE as DEFAULT_TEMPERATURE
 from harness.models._common import DEFAULT_TOP_P as DEFAULT_TOP_P
-from harness.models._common import (
-    LocalModelAPI,
-    call_seed,
-    make_usage,
-    reply_output,
-    sampling,
+from harness.models._common import LocalModelAPI, call_seed, reply_output, sampling
+from harness.models.llama_engine import (
+    DEFAULT_PREFIX_CACHE_MB,
+    ChatEngine,
+    Completion,
+    default_threads,
+    shared_engine,
 )
-from harness.models.toolprompt import CLOSE_TAG, OPEN_TAG, call_schema, forced_tools, to_chat
-from harness.models.weights import resolve_gguf
+from harness.models.toolprompt import forced_tools, native_messages, openai_tools
+from harness.models.weights import default_n_ctx, resolve_gguf
 
-DEFAULT_N_CTX = 2048
-CHATML_TEMPLATE = (
-    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
-    "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}"
-    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
-)
-"""Fallback template for a GGUF without ``tokenizer.chat_template``."""
-
-_LLAMAS: dict[tuple[str, int, int, bool], tuple[Any, threading.Lock]] = {}
-_LLAMAS_LOCK = threading.Lock()
-
-
-@atexit.register
-def _close_llamas() -> None:
-    """Free cached models while llama_cpp still exists (``Llama.__del__`` at interpreter
-    teardown finds its module globals set to None and prints a traceback)."""
-    with _LLAMAS_LOCK:
-        for llama, _ in _LLAMAS.values():
-            llama.close()
-        _LLAMAS.clear()
-
-
-def default_threads() -> int:
-    """Cores this process may use (the affinity mask, not the host's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+__all__ = ["EmbeddedModelAPI", "default_threads", "llama_kwargs", "load_llama"]
 
 
 def load_llama(
-    path: Path, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None, extra_bufts: bool = False
+    path: Path, n_ctx: int = 2048, n_threads: int | None = None, extra_bufts: bool = False
 ) -> tuple[Any, threading.Lock]:
-    """The process-wide ``llama_cpp.Llama`` for these settings and the lock that guards it."""
-    threads = n_threads or default_threads()
-    key = (str(path.resolve()), n_ctx, threads, extra_bufts)
-    with _LLAMAS_LOCK:
-        if key not in _LLAMAS:
-            _LLAMAS[key] = (_new_llama(path, n_ctx, threads, extra_bufts), threading.Lock())
-        return _LLAMAS[key]
+    """A process-wide bare ``llama_cpp.Llama`` (no prefix cache) and its lock: for code that
+    drives llama.cpp directly (perf tests, tokenizer checks)."""
+    engine = shared_engine(path, n_ctx, n_threads, extra_bufts, prefix_cache_mb=0)
+    return engine.llama, engine.lock
 
 
-def _new_llama(path: Path, n_ctx: int, n_threads: int, extra_bufts: bool) -> Any:
-    try:
-        import llama_cpp.llama as llama_module
-    except ImportError as ex:
-        raise RuntimeError(
-            "the embedded provider needs llama-cpp-python (pip install llama-cpp-python)"
-        ) from ex
-    lib = llama_module.llama_cpp
-    default_params = lib.llama_model_default_params
-
-    def params_without_extra_bufts() -> Any:
-        params = default_params()
-        params.use_extra_bufts = extra_bufts
-        return params
-
-    lib.llama_model_default_params = params_without_extra_bufts
-    try:
-        return llama_module.Llama(
-            model_path=str(path),
-            n_ctx=n_ctx,
-            n_threads=n_threads,
-            n_threads_batch=n_threads,
-            verbose=False,
-        )
-    finally:
-        lib.llama_model_default_params = default_params
+def llama_kwargs(config: GenerateConfig, defaults: dict[str, float] | None = None
+                 ) -> dict[str, Any]:
+    """llama-cpp-python completion kwargs for an Inspect config: what the config sets wins,
+    then the model's own ``defaults`` (a ladder model's generation config), then the suite's."""
+    model = dict(defaults or {})
+    max_tokens, temperature, top_p = sampling(config)
+    kwargs: dict[str, Any] = {
+        "max_tokens": max_tokens,
+        "stop": list(config.stop_seqs or []),
+        "temperature": temperature if config.temperature is not None
+        else model.get("temperature", temperature),
+        "top_p": top_p if config.top_p is not None else model.get("top_p", top_p),
+    }
+    if config.top_k is not None or "top_k" in model:
+        kwargs["top_k"] = int(config.top_k if config.top_k is not None else model["top_k"])
+    if "repeat_penalty" in model:
+        kwargs["repeat_penalty"] = model["repeat_penalty"]
+    if config.frequency_penalty is not None:
+        kwargs["frequency_penalty"] = config.frequency_penalty
+    if config.presence_penalty is not None:
+        kwargs["presence_penalty"] = config.presence_penalty
+    if config.logit_bias:
+        kwargs["logit_bias"] = {int(k): float(v) for k, v in config.logit_bias.items()}
+    return kwargs
 
 
-class ChatTemplate:
-    """The GGUF's own Jinja chat template (ChatML for SmolLM2), rendered with jinja2."""
-
-    def __init__(self, llama: Any) -> None:
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-        meta: dict[str, str] = llama.metadata
-        template = meta.get("tokenizer.chat_template") or CHATML_TEMPLATE
-        self.eos = _token_text(llama, int(meta.get("tokenizer.ggml.eos_token_id", -1)))
-        bos = _token_text(llama, int(meta.get("tokenizer.ggml.bos_token_id", -1)))
-        self._formatter = Jinja2ChatFormatter(template, eos_token=self.eos, bos_token=bos)
-
-    def render(self, chat: list[dict[str, str]]) -> tuple[str, list[str]]:
-        """Prompt text ending with the assistant header, and the template's stop strings."""
-        messages: Any = chat  # llama_cpp types messages as TypedDicts; plain dicts are fine
-        response = self._formatter(messages=messages)
-        stops = response.stop if isinstance(response.stop, list) else [response.stop or ""]
-        return response.prompt, [s for s in [*stops, self.eos] if s]
-
-
-def _token_text(llama: Any, token: int) -> str:
-    if token < 0:
-        return ""
-    return bytes(llama.detokenize([token], special=True)).decode("utf-8", errors="ignore")
+def completion_usage(done: Completion) -> ModelUsage:
+    """Inspect usage of a completion: all prompt tokens as input, the re-used ones as read
+    from cache (so a log shows what each turn really cost)."""
+    return ModelUsage(
+        input_tokens=done.prompt_tokens,
+        output_tokens=done.completion_tokens,
+        total_tokens=done.prompt_tokens + done.completion_tokens,
+        input_tokens_cache_read=done.cached_tokens,
+    )
 
 
 class EmbeddedModelAPI(LocalModelAPI):
     """Inspect ModelAPI over an in-process llama.cpp model (see module docstring).
 
-    Args: ``-M model_path=FILE.gguf -M n_ctx=2048 -M n_threads=N -M extra_bufts=false
-    -M grammar=true``.
+    Args: ``-M model_path=FILE.gguf -M n_ctx=N -M n_threads=N -M extra_bufts=false
+    -M grammar=true -M prefix_cache_mb=1024`` (0 turns the cross-sample cache off).
     """
 
     provider = "embedded"
@@ -163,18 +111,26 @@ class EmbeddedModelAPI(LocalModelAPI):
     def setup(
         self,
         model_path: str | None = None,
-        n_ctx: int = DEFAULT_N_CTX,
+        n_ctx: int | None = None,
         n_threads: int | None = None,
         extra_bufts: bool = False,
         grammar: bool = True,
+        prefix_cache_mb: int = DEFAULT_PREFIX_CACHE_MB,
         **model_args: Any,
     ) -> None:
         """Load (or reuse) the llama.cpp model for these ``-M`` args."""
         super().setup(**model_args)
         self.path = resolve_gguf(self.model_name, model_path)
-        self.llama, self._lock = load_llama(self.path, int(n_ctx), n_threads, bool(extra_bufts))
-        self.template = ChatTemplate(self.llama)
+        ctx = int(n_ctx) if n_ctx is not None else default_n_ctx(self.model_name)
+        self.engine: ChatEngine = shared_engine(
+            self.path, ctx, n_threads, bool(extra_bufts), int(prefix_cache_mb)
+        )
+        self.llama = self.engine.llama
         self.use_grammar = bool(grammar)
+        from harness.models import ladder
+
+        rung = ladder.find(self.model_name) if model_path is None else None
+        self.sampling_defaults = dict(rung.sampling) if rung else {}
 
     def max_tokens(self) -> int | None:
         """Default completion budget when the task sets none."""
@@ -186,11 +142,11 @@ class EmbeddedModelAPI(LocalModelAPI):
 
     async def count_text_tokens(self, text: str) -> int:
         """Exact count with the model's tokenizer (never tiktoken)."""
-        return len(await self.tokenize(text))
+        return len(self.engine.tokenize(text))
 
     async def tokenize(self, text: str) -> list[int]:
         """Token ids from the GGUF's tokenizer (special tokens parsed)."""
-        return list(self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+        return self.engine.tokenize(text)
 
     async def generate(
         self,
@@ -200,81 +156,18 @@ class EmbeddedModelAPI(LocalModelAPI):
         config: GenerateConfig,
     ) -> tuple[ModelOutput, ModelCall]:
         """Render the chat, complete it with llama.cpp off the event loop, parse tool calls."""
-        prompt, stops = self.template.render(to_chat(input, tools, tool_choice))
-        forced = forced_tools(tools, tool_choice)
-        grammar = None
-        if forced:
-            prompt += OPEN_TAG  # prefill: the reply *is* a call
-            grammar = self._grammar(forced)
-        kwargs = self._sampling(config, stops + ([CLOSE_TAG] if forced else []))
-        kwargs["seed"] = call_seed(prompt, config.seed)
-        result = await asyncio.to_thread(self._complete, prompt, grammar, kwargs)
-        text: str = result["choices"][0]["text"]
-        if forced:
-            text = OPEN_TAG + text + CLOSE_TAG
-        output = self._output(text, tools, tool_choice, result)
-        request = {"prompt": prompt, "grammar": grammar is not None, **kwargs}
-        return output, ModelCall.create(request, result)
-
-    def _complete(self, prompt: str, grammar: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
-        n_prompt = len(self.llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
-        # llama.cpp may round the context up (min 256); llama-cpp-python's buffers keep the
-        # requested size, so the smaller of the two is the real window
-        room = min(self.llama.n_ctx(), self.llama.context_params.n_ctx) - n_prompt
-        if room <= 0:
-            return _overflow(n_prompt)
-        kwargs = {**kwargs, "max_tokens": min(kwargs["max_tokens"], room)}
-        with self._lock:
-            result: dict[str, Any] = self.llama.create_completion(prompt, grammar=grammar, **kwargs)
-        return result
-
-    def _grammar(self, tools: list[ToolInfo]) -> Any:
-        if not self.use_grammar:
-            return None
-        import json
-
-        from llama_cpp import LlamaGrammar
-
-        try:
-            return LlamaGrammar.from_json_schema(json.dumps(call_schema(tools)), verbose=False)
-        except Exception:  # a schema the GBNF converter can't express: decode freely
-            return None
-
-    def _sampling(self, config: GenerateConfig, stops: list[str]) -> dict[str, Any]:
-        max_tokens, temperature, top_p = sampling(config)
-        kwargs: dict[str, Any] = {
-            "max_tokens": max_tokens,
-            "stop": stops + list(config.stop_seqs or []),
-            "temperature": temperature,
-            "top_p": top_p,
-        }
-        if config.top_k is not None:
-            kwargs["top_k"] = config.top_k
-        if config.frequency_penalty is not None:
-            kwargs["frequency_penalty"] = config.frequency_penalty
-        if config.presence_penalty is not None:
-            kwargs["presence_penalty"] = config.presence_penalty
-        if config.logit_bias:
-            kwargs["logit_bias"] = {int(k): float(v) for k, v in config.logit_bias.items()}
-        return kwargs
-
-    def _output(
-        self, text: str, tools: list[ToolInfo], tool_choice: ToolChoice, result: dict[str, Any]
-    ) -> ModelOutput:
-        usage = result["usage"]
-        return reply_output(
-            self.model_name,
-            text,
-            tools,
-            tool_choice,
-            result["choices"][0].get("finish_reason"),
-            make_usage(usage["prompt_tokens"], usage["completion_tokens"], usage["total_tokens"]),
+        described = openai_tools(tools if tool_choice != "none" else [])
+        forced = openai_tools(forced_tools(tools, tool_choice))
+        messages = native_messages(input)
+        kwargs = llama_kwargs(config, self.sampling_defaults)
+        kwargs["seed"] = call_seed(self.engine.prompt(messages, described), config.seed)
+        done = await asyncio.to_thread(
+            self.engine.complete, messages, described, forced, kwargs, self.use_grammar
         )
-
-
-def _overflow(n_prompt: int) -> dict[str, Any]:
-    """A completion-shaped result for a prompt that does not fit the context window."""
-    return {
-        "choices": [{"text": "", "finish_reason": "model_length"}],
-        "usage": {"prompt_tokens": n_prompt, "completion_tokens": 0, "total_tokens": n_prompt},
-    }
+        output = reply_output(self.model_name, done.text, tools, tool_choice,
+                              done.finish_reason, completion_usage(done))
+        request = {"prompt": done.prompt, "grammar": done.grammar, **kwargs}
+        response = {"text": done.text, "finish_reason": done.finish_reason,
+                    "prompt_tokens": done.prompt_tokens, "cached_tokens": done.cached_tokens,
+                    "completion_tokens": done.completion_tokens}
+        return output, ModelCall.create(request, response)

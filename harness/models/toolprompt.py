@@ -51,6 +51,11 @@ def tool_spec(tool: ToolInfo) -> dict[str, Any]:
     }
 
 
+def openai_tools(tools: list[ToolInfo]) -> list[dict[str, Any]]:
+    """``tools`` in the OpenAI wire shape that chat templates with a tools block expect."""
+    return [{"type": "function", "function": tool_spec(t)} for t in tools]
+
+
 _SAMPLE_VALUES: dict[str, Any] = {
     "integer": 1,
     "number": 1.5,
@@ -61,21 +66,24 @@ _SAMPLE_VALUES: dict[str, Any] = {
 }
 
 
-def example_call(tool: ToolInfo) -> str:
+def example_call(tool: ToolInfo | dict[str, Any]) -> str:
     """A valid JSON call of ``tool`` with typed sample values: small models copy the example
     literally, so a ``{...}`` placeholder would come back as invalid JSON."""
+    spec = tool_spec(tool) if isinstance(tool, ToolInfo) else tool
+    properties = spec.get("parameters", {}).get("properties", {})
     args = {
-        name: _SAMPLE_VALUES.get(str(param.type), "value")
-        for name, param in tool.parameters.properties.items()
+        name: _SAMPLE_VALUES.get(str(param.get("type")), "value")
+        for name, param in properties.items()
     }
-    return json.dumps({"name": tool.name, "arguments": args})
+    return json.dumps({"name": spec["name"], "arguments": args})
 
 
-def tools_prompt(tools: list[ToolInfo]) -> str:
+def tools_prompt(tools: list[ToolInfo] | list[dict[str, Any]]) -> str:
     """System-prompt paragraph that lists ``tools`` and the call format."""
-    listing = "\n".join(json.dumps(tool_spec(t)) for t in tools)
+    specs = [tool_spec(t) if isinstance(t, ToolInfo) else t for t in tools]
+    listing = "\n".join(json.dumps(s) for s in specs)
     return _TOOLS_PROMPT.format(
-        tools=listing, open=OPEN_TAG, close=CLOSE_TAG, example=example_call(tools[0])
+        tools=listing, open=OPEN_TAG, close=CLOSE_TAG, example=example_call(specs[0])
     )
 
 
@@ -93,34 +101,118 @@ def render_call(call: ToolCall) -> str:
     return f"{OPEN_TAG}{body}{CLOSE_TAG}"
 
 
+# ------------------------------------------------------------------ messages for a template
+#
+# One message shape for every backend: OpenAI-style dicts (role, content as text,
+# ``tool_calls`` with ``function.arguments`` as a dict, ``tool_call_id``/``name`` on tool
+# results). Inspect's messages (``native_messages``) and an OpenAI request's JSON
+# (``wire_messages``) both become it; a template with a tools block renders it as is, and
+# ``fallback_messages`` turns it into plain user/assistant text for a template without one.
+
+
+def native_messages(input: list[ChatMessage]) -> list[dict[str, Any]]:
+    """Inspect messages as OpenAI-style dicts; a failed tool's error is its result text."""
+    out: list[dict[str, Any]] = []
+    for message in input:
+        if isinstance(message, ChatMessageSystem):
+            out.append({"role": "system", "content": message.text})
+        elif isinstance(message, ChatMessageAssistant):
+            entry: dict[str, Any] = {"role": "assistant", "content": message.text or ""}
+            if message.tool_calls:
+                entry["tool_calls"] = [
+                    {"id": c.id, "type": "function",
+                     "function": {"name": c.function, "arguments": c.arguments}}
+                    for c in message.tool_calls
+                ]
+            out.append(entry)
+        elif isinstance(message, ChatMessageTool):
+            result = message.error.message if message.error else message.text
+            out.append({"role": "tool", "content": result, "name": message.function or "",
+                        "tool_call_id": message.tool_call_id or ""})
+        else:
+            out.append({"role": "user", "content": message.text})
+    return out
+
+
+def _wire_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+    return "\n".join(parts)
+
+
+def wire_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An OpenAI request's ``messages`` in the shape above (text content; arguments decoded
+    from their JSON string; a call whose arguments do not decode keeps them as a string)."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role", "user")
+        role = "system" if role == "developer" else role
+        entry: dict[str, Any] = {"role": role, "content": _wire_text(message.get("content"))}
+        if role == "assistant" and message.get("tool_calls"):
+            calls = []
+            for call in message["tool_calls"]:
+                function = call.get("function", {})
+                arguments: Any = function.get("arguments") or {}
+                if isinstance(arguments, str):
+                    try:
+                        arguments = json.loads(arguments) if arguments.strip() else {}
+                    except json.JSONDecodeError:
+                        pass
+                calls.append({"id": call.get("id", ""), "type": "function",
+                              "function": {"name": function.get("name", ""),
+                                           "arguments": arguments}})
+            entry["tool_calls"] = calls
+        if role == "tool":
+            entry["tool_call_id"] = message.get("tool_call_id", "")
+            entry["name"] = message.get("name", "")
+        out.append(entry)
+    return out
+
+
+def fallback_messages(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> list[dict[str, str]]:
+    """For a template with no tools block: the tools described in the system turn, earlier
+    calls replayed as tagged JSON and results as user turns wrapped in ``<tool_response>``
+    (a format distinct from the call's, so the model never copies one for the other)."""
+    specs = [t.get("function", t) for t in tools]
+    system = [m["content"] for m in messages if m["role"] == "system"]
+    if specs:
+        system.append(tools_prompt(specs))
+    chat: list[dict[str, str]] = []
+    if system:
+        chat.append({"role": "system", "content": "\n\n".join(system)})
+    for message in messages:
+        if message["role"] == "system":
+            continue
+        if message["role"] == "assistant":
+            parts = [message["content"]] if message.get("content") else []
+            for call in message.get("tool_calls") or []:
+                function = call["function"]
+                body = json.dumps({"name": function["name"], "arguments": function["arguments"]})
+                parts.append(f"{OPEN_TAG}{body}{CLOSE_TAG}")
+            chat.append({"role": "assistant", "content": "\n".join(parts)})
+        elif message["role"] == "tool":
+            body = f'<tool_response name="{message.get("name", "")}">\n'
+            body += f'{message["content"]}\n</tool_response>'
+            chat.append({"role": "user", "content": body})
+        else:
+            chat.append({"role": "user", "content": message["content"]})
+    return chat
+
+
 def to_chat(
     input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice
 ) -> list[dict[str, str]]:
-    """Inspect messages -> ``[{"role", "content"}]`` for a chat template, tools in the system.
+    """Inspect messages -> ``[{"role", "content"}]`` for a template without a tools block.
 
     With ``tool_choice="none"`` the tools are not described (the model cannot call them).
     """
     described = tools if tool_choice != "none" else []
-    system = [m.text for m in input if isinstance(m, ChatMessageSystem)]
-    if described:
-        system.append(tools_prompt(described))
-    chat: list[dict[str, str]] = []
-    if system:
-        chat.append({"role": "system", "content": "\n\n".join(system)})
-    for message in input:
-        if isinstance(message, ChatMessageSystem):
-            continue
-        if isinstance(message, ChatMessageAssistant):
-            parts = [message.text] if message.text else []
-            parts += [render_call(c) for c in message.tool_calls or []]
-            chat.append({"role": "assistant", "content": "\n".join(parts)})
-        elif isinstance(message, ChatMessageTool):
-            result = message.error.message if message.error else message.text
-            body = f'<tool_response name="{message.function}">\n{result}\n</tool_response>'
-            chat.append({"role": "user", "content": body})
-        else:
-            chat.append({"role": "user", "content": message.text})
-    return chat
+    return fallback_messages(native_messages(input), openai_tools(described))
 
 
 def forced_tools(tools: list[ToolInfo], tool_choice: ToolChoice) -> list[ToolInfo]:
@@ -132,18 +224,19 @@ def forced_tools(tools: list[ToolInfo], tool_choice: ToolChoice) -> list[ToolInf
     return []
 
 
-def call_schema(tools: list[ToolInfo]) -> dict[str, Any]:
+def call_schema(tools: list[ToolInfo] | list[dict[str, Any]]) -> dict[str, Any]:
     """JSON Schema of one call to any of ``tools`` (to constrain decoding with a grammar)."""
+    specs = [tool_spec(t) if isinstance(t, ToolInfo) else t.get("function", t) for t in tools]
     options = [
         {
             "type": "object",
             "properties": {
-                "name": {"const": t.name},
-                "arguments": t.parameters.model_dump(exclude_none=True),
+                "name": {"const": s["name"]},
+                "arguments": s.get("parameters") or {"type": "object"},
             },
             "required": ["name", "arguments"],
         }
-        for t in tools
+        for s in specs
     ]
     return options[0] if len(options) == 1 else {"oneOf": options}
 
@@ -203,23 +296,85 @@ def _parse_block(raw: str) -> list[ToolCall]:
     return [_to_call(item, raw) for item in items] or [_error_call(raw, "empty list")]
 
 
-def parse_tool_calls(text: str, tools: list[ToolInfo]) -> tuple[str, list[ToolCall]]:
+def _offered(tools: list[ToolInfo] | list[str]) -> set[str]:
+    return {t if isinstance(t, str) else t.name for t in tools}
+
+
+def _names_offered(obj: Any, names: set[str]) -> bool:
+    """Whether a decoded JSON value is a call (or a list of calls) of an offered tool."""
+    items = obj if isinstance(obj, list) else [obj]
+    for item in items:
+        if not isinstance(item, dict):
+            return False
+        if isinstance(item.get("function"), dict):
+            item = item["function"]
+        if not any(item.get(k) in names for k in _NAME_KEYS):
+            return False
+    return bool(items)
+
+
+def _untagged_calls(text: str, names: set[str]) -> tuple[str, list[ToolCall]]:
+    """Calls written without ``<tool_call>`` tags: a JSON object (or list of them) naming an
+    offered tool, bare, in a fenced block or (a habit of small Qwen models) inside
+    ``<tool_response>`` tags. Their spans are cut from the visible text."""
+    decoder = json.JSONDecoder()
+    calls: list[ToolCall] = []
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(text):
+        if text[i] not in "{[":
+            i += 1
+            continue
+        try:
+            value, end = decoder.raw_decode(text, i)
+        except ValueError:
+            i += 1
+            continue
+        if _names_offered(value, names):
+            raw = text[i:end]
+            calls += [_to_call(item, raw) for item in (value if isinstance(value, list)
+                                                       else [value])]
+            spans.append((i, end))
+        i = end
+    if not calls:
+        return text.strip(), []
+    kept, last = [], 0
+    for start, end in spans:
+        kept.append(text[last:start])
+        last = end
+    kept.append(text[last:])
+    content = "".join(kept)
+    content = _WRAPPERS.sub("", content)
+    return content.strip(), calls
+
+
+_WRAPPERS = re.compile(r"```(?:json)?\s*```|<tool_response>\s*</tool_response>|</?tool_response>")
+_ATTEMPT = re.compile(r'"(?:name|function)"\s*:\s*"([^"]+)"')
+
+
+def parse_tool_calls(text: str, tools: list[ToolInfo] | list[str]) -> tuple[str, list[ToolCall]]:
     """Split generated ``text`` into (visible content, tool calls).
 
-    Tagged blocks are always parsed; an untagged reply is taken as a call only when it is a
-    single JSON object naming an offered tool (small models often drop the tags).
+    Tagged blocks are always parsed (a block that does not decode becomes a call with a
+    ``parse_error``, which Inspect returns to the model). Without tags, a JSON object naming
+    an offered tool counts as a call wherever it sits (bare, fenced, or wrapped in
+    ``<tool_response>``); text that names an offered tool in a call's shape but does not
+    decode is a malformed call, so the model is told instead of the turn ending silently.
     """
     blocks = list(_BLOCK.finditer(text))
     if blocks:
         calls = [c for b in blocks for c in _parse_block(b.group(1))]
         return _BLOCK.sub("", text).strip(), calls
-    stripped = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```")
-    if tools and stripped.strip().startswith("{"):
-        try:
-            obj = json.loads(stripped)
-        except json.JSONDecodeError:
-            return text.strip(), []
-        names = {t.name for t in tools}
-        if isinstance(obj, dict) and any(obj.get(k) in names for k in _NAME_KEYS):
-            return "", [_to_call(obj, stripped)]
+    names = _offered(tools)
+    if not names:
+        return text.strip(), []
+    content, calls = _untagged_calls(text, names)
+    if calls:
+        return content, calls
+    attempt = _ATTEMPT.search(text)
+    if attempt and attempt.group(1) in names and "{" in text[: attempt.start()]:
+        start = text.rfind("{", 0, attempt.start())
+        return text[:start].strip(), [
+            _error_call(text[start:], "the JSON does not decode", attempt.group(1))
+        ]
     return text.strip(), []

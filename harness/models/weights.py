@@ -37,18 +37,26 @@ def smollm2_gguf() -> Path:
 
 
 def resolve_gguf(model_name: str, model_path: str | os.PathLike[str] | None = None) -> Path:
-    """The GGUF to serve: ``model_path`` when given, else the bundled file for a known name."""
+    """The GGUF to serve: ``model_path`` when given, else the ladder model of that name
+    (verified; a chunked model is assembled from its packages on first use)."""
     if model_path is not None:
         path = Path(model_path).expanduser()
         if not path.is_file():
             raise FileNotFoundError(f"GGUF file not found: {path}")
         return path
-    if model_name.lower() in SMOLLM2_NAMES:
-        return smollm2_gguf()
-    raise ValueError(
-        f"unknown embedded model {model_name!r}: use one of {', '.join(SMOLLM2_NAMES)} "
-        "or pass -M model_path=FILE.gguf"
-    )
+    from harness.models import ladder
+
+    return ladder.resolve(model_name)
+
+
+QWEN_N_CTX = 8192
+"""Qwen2.5-Coder's default window here: agent episodes with a tools block outgrow 2,048
+tokens within a few turns; the model supports 32k, KV at 8k costs ~0.1 / 0.23 GB (0.5B/1.5B)."""
+
+
+def default_n_ctx(model_name: str) -> int:
+    """The context window a ladder model gets unless ``-M n_ctx=`` says otherwise."""
+    return 2048 if model_name.lower() in SMOLLM2_NAMES else QWEN_N_CTX
 
 
 def cache_root() -> Path:

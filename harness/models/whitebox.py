@@ -60,7 +60,14 @@ from harness.models._common import (
     sampling,
 )
 from harness.models.hooks import Method, resolve_method
-from harness.models.toolprompt import CLOSE_TAG, forced_prefix, forced_tools, to_chat
+from harness.models.toolprompt import (
+    CLOSE_TAG,
+    forced_prefix,
+    forced_tools,
+    native_messages,
+    openai_tools,
+    to_chat,
+)
 from harness.models.weights import SMOLLM2_NAMES, hf_cache_dir, resolve_gguf
 
 Prompt = str | list[dict[str, str]]
@@ -86,6 +93,18 @@ def ensure_hf_copy(
     """
     source_path = resolve_gguf("smollm2-135m", gguf)
     folder = Path(out) if out is not None else hf_cache_dir()
+    return _ensure_copy(source_path, folder)
+
+
+def ladder_hf_copy(name: str) -> Path:
+    """The dequantised HF folder of ladder model ``name`` (built once from its GGUF)."""
+    from harness.models import ladder
+
+    model = ladder.get(name)
+    return _ensure_copy(ladder.resolve(model.name), hf_cache_dir(model.name))
+
+
+def _ensure_copy(source_path: Path, folder: Path) -> Path:
     stat = source_path.stat()
     source = {"gguf": str(source_path.resolve()), "size": stat.st_size, "mtime": stat.st_mtime}
     if _is_complete(folder, source):
@@ -185,10 +204,17 @@ class WhiteBoxLM:
         """Device of the model's parameters."""
         return self.model.device
 
-    def chat_prompt(self, messages: list[dict[str, str]]) -> str:
-        """Messages rendered with the tokenizer's chat template, ending with the reply header."""
+    @property
+    def native_tools(self) -> bool:
+        """Whether the tokenizer's chat template has a tools block of its own (Qwen2.5)."""
+        return "tools" in str(getattr(self.tokenizer, "chat_template", "") or "")
+
+    def chat_prompt(self, messages: list[dict[str, Any]],
+                    tools: list[dict[str, Any]] | None = None) -> str:
+        """Messages rendered with the tokenizer's chat template, ending with the reply header
+        (``tools`` in OpenAI shape go through the template's tools block)."""
         text: str = self.tokenizer.apply_chat_template(
-            messages, tokenize=False, add_generation_prompt=True
+            messages, tools=tools or None, tokenize=False, add_generation_prompt=True
         )
         return text
 
@@ -349,9 +375,14 @@ class WhiteBoxModelAPI(LocalModelAPI):
         """Load (or reuse) the transformers model; build the method from the other args."""
         super().setup()
         if model_path is None and self.model_name.lower() not in SMOLLM2_NAMES:
-            raise ValueError(
-                f"unknown whitebox model {self.model_name!r}: pass -M model_path=HF_DIR"
-            )
+            from harness.models import ladder
+
+            if ladder.find(self.model_name) is None:
+                raise ValueError(
+                    f"unknown whitebox model {self.model_name!r}: the ladder has "
+                    f"{', '.join(ladder.names())}, or pass -M model_path=HF_DIR"
+                )
+            model_path = str(ladder_hf_copy(self.model_name))
         if method is None:  # no method to take the other args: they are typos, say so
             super().setup(**method_options)
         self.method = resolve_method(method, **method_options)
@@ -379,7 +410,11 @@ class WhiteBoxModelAPI(LocalModelAPI):
         config: GenerateConfig,
     ) -> ModelOutput:
         """Render the chat, queue it for the next batch, parse tool calls."""
-        prompt = self.lm.chat_prompt(to_chat(input, tools, tool_choice))
+        if self.lm.native_tools:
+            described = openai_tools(tools if tool_choice != "none" else [])
+            prompt = self.lm.chat_prompt(native_messages(input), described)
+        else:
+            prompt = self.lm.chat_prompt(to_chat(input, tools, tool_choice))
         forced = forced_tools(tools, tool_choice)
         prefix = forced_prefix(forced) if forced else ""
         prompt += prefix

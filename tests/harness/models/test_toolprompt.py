@@ -144,3 +144,51 @@ def test_forced_prefix_completes_to_a_parseable_call() -> None:
     many = forced_prefix([ADD, ECHO])
     _, calls = parse_tool_calls(many + 'echo", "arguments": {}}', [ADD, ECHO])
     assert calls[0].function == "echo"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the habits of Qwen2.5-Coder 0.5B/1.5B seen here: fenced block inside prose,
+        # a call wrapped in the result tags, bare JSON after a sentence
+        'I will add them.\n```json\n{"name": "add", "arguments": {"x": 1, "y": 2}}\n```',
+        '<tool_response>\n{"name": "add", "arguments": {"x": 1, "y": 2}}\n</tool_response>',
+        'Sure: {"name": "add", "arguments": {"x": 1, "y": 2}}',
+    ],
+)
+def test_untagged_calls_anywhere_in_the_reply(text: str) -> None:
+    content, calls = parse_tool_calls(text, [ADD])
+    assert [(c.function, c.arguments, c.parse_error) for c in calls] == [
+        ("add", {"x": 1, "y": 2}, None)
+    ]
+    assert "{" not in content and "tool_response" not in content and "```" not in content
+
+
+def test_untagged_call_that_does_not_decode_is_returned_as_malformed() -> None:
+    content, calls = parse_tool_calls('Calling: {"name": "add", "arguments": {"x": 1,', [ADD])
+    assert content == "Calling:"
+    assert len(calls) == 1 and calls[0].function == "add" and calls[0].parse_error
+
+
+def test_json_naming_no_offered_tool_stays_text() -> None:
+    text = 'Result was {"status": "ok", "name": "survey"}.'
+    assert parse_tool_calls(text, [ADD]) == (text, [])
+
+
+def test_native_messages_and_wire_messages_agree() -> None:
+    from harness.models.toolprompt import native_messages, wire_messages
+
+    call = ToolCall(id="c1", function="add", arguments={"x": 1, "y": 2})
+    inspect_side = native_messages([
+        ChatMessageUser(content="1+2?"),
+        ChatMessageAssistant(content="", tool_calls=[call]),
+        ChatMessageTool(content="3", tool_call_id="c1", function="add"),
+    ])
+    wire_side = wire_messages([
+        {"role": "user", "content": [{"type": "text", "text": "1+2?"}]},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function",
+             "function": {"name": "add", "arguments": '{"x": 1, "y": 2}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "name": "add", "content": "3"},
+    ])
+    assert inspect_side == wire_side

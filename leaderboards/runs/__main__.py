@@ -1,0 +1,116 @@
+"""Run a board's evaluations from a run file: ``python -m leaderboards.runs FILE.yaml``.
+
+Why a run file: the board's subsets, models and agents are data a reader can check against
+the published tables, and the same file reruns them. Each entry expands to one
+``inspect eval`` per model (``models: ladder`` means the file's ladder) or per agent
+(``--model none --solver AGENT``); its logs go to ``<log_root>/<name>/<model or agent>``.
+Runs go cheapest first: reference agents and scripted models, then the ladder from its
+smallest model up, so a board is usable before its slowest runs finish. Resumable: a
+folder that already holds a log with status ``success`` is skipped, so a killed run picks up
+where it stopped. Wall time per run is appended to
+``<log_root>/runs.jsonl``.
+
+    python -m leaderboards.runs leaderboards/runs/ladder_board.yaml --dry-run
+    python -m leaderboards.runs leaderboards/runs/ladder_board.yaml --only causalgame
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+@dataclass(frozen=True)
+class Run:
+    """One ``inspect eval`` invocation of the board."""
+
+    name: str
+    label: str
+    argv: list[str]
+    log_dir: Path
+
+
+def _slug(text: str) -> str:
+    return text.replace("/", "_").replace("@", "_").replace(".py", "").replace(":", "_")
+
+
+def expand(spec: dict[str, Any]) -> list[Run]:
+    """The runs of a run file, in file order."""
+    root = Path(spec.get("log_root", "logs"))
+    ladder = list(spec.get("ladder") or [])
+    runs: list[Run] = []
+    for line, entry in enumerate(spec.get("runs") or [], start=1):
+        for key in ("name", "task"):
+            if key not in entry:
+                raise ValueError(f"runs[{line}]: field {key!r} is missing")
+        base = ["inspect", "eval", str(entry["task"]), "--display", "plain"]
+        for key, value in (entry.get("args") or {}).items():
+            base += ["-T", f"{key}={value}"]
+        if entry.get("sample_ids"):
+            base += ["--sample-id", ",".join(str(i) for i in entry["sample_ids"])]
+        base += [str(f) for f in entry.get("flags") or []]
+        models = entry.get("models") or []
+        models = ladder if models == "ladder" else list(models)
+        targets = [(m, ["--model", m]) for m in models]
+        targets += [(a, ["--model", "none", "--solver", a]) for a in entry.get("agents") or []]
+        if not targets:
+            raise ValueError(f"runs[{line}] ({entry['name']}): no models or agents")
+        task_slug = _slug(str(entry["task"]).split("@")[-1].split("/")[-1])
+        for label, extra in targets:
+            folder = root / str(entry["name"]) / f"{task_slug}--{_slug(label)}"
+            runs.append(Run(str(entry["name"]), label, base + extra + ["--log-dir", str(folder)],
+                            folder))
+    rank = {model: i for i, model in enumerate(ladder)}
+    return sorted(runs, key=lambda r: rank.get(r.label, -1))
+
+
+def done(folder: Path) -> bool:
+    """Whether ``folder`` holds a successful log (read through the one log reader)."""
+    if not folder.is_dir():
+        return False
+    from harness.results import read_headers
+
+    headers = read_headers(folder)
+    return bool(headers.height) and "success" in headers["status"].to_list()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("file", type=Path)
+    parser.add_argument("--only", action="append", help="Only runs of this name (repeatable).")
+    parser.add_argument("--dry-run", action="store_true", help="Print the commands only.")
+    args = parser.parse_args(argv)
+    spec = yaml.safe_load(args.file.read_text())
+    runs = [r for r in expand(spec) if not args.only or r.name in args.only]
+    journal = Path(spec.get("log_root", "logs")) / "runs.jsonl"
+    for run in runs:
+        command = shlex.join(run.argv)
+        if done(run.log_dir):
+            print(f"[skip] {command}")
+            continue
+        print(f"[run]  {command}", flush=True)
+        if args.dry_run:
+            continue
+        start = time.time()
+        code = subprocess.run(run.argv, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+                              check=False).returncode
+        journal.parent.mkdir(parents=True, exist_ok=True)
+        with journal.open("a") as out:
+            out.write(json.dumps({"name": run.name, "label": run.label, "command": command,
+                                  "exit": code, "wall_s": round(time.time() - start, 1),
+                                  "load_avg": os.getloadavg()[0]}) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
