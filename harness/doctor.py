@@ -91,6 +91,20 @@ def check_gpu() -> list[Check]:
     ]
 
 
+def check_ladder() -> list[Check]:
+    """Each ladder model: present and sha256-verified (``model:<name>``), without hashing."""
+    from harness.models import ladder
+
+    checks = []
+    for model in ladder.LADDER:
+        st = ladder.status(model)
+        need = "" if model.default_install else " (optional: on request)"
+        checks.append(Check(f"model:{model.name}", bool(st["ready"]),
+                            str(st["path"] or st["detail"]) + ("" if st["ready"] else need),
+                            f"harness models fetch {model.name}"))
+    return checks
+
+
 def check_models() -> list[Check]:
     from harness.models.minilm import minilm_dir
     from harness.models.weights import smollm2_gguf
@@ -122,4 +136,5 @@ def run_checks() -> list[Check]:
     checks.append(check_chromium())
     checks += check_gpu()
     checks += check_models()
+    checks += check_ladder()
     return checks

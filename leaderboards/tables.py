@@ -191,6 +191,25 @@ def _headline_keys(frame: pl.DataFrame, headline: Mapping[str, str]) -> dict[str
 
 _CONFIG = ["task", "model", "solver", "task_args", "model_args", "generate_config",
            "eval_metadata"]
+_VALIDITY = "tool_call_validity"
+"""Scorer of :mod:`harness.tool_validity`: its counts become columns of each entry."""
+
+
+def _validity(frame: pl.DataFrame) -> pl.DataFrame:
+    """Per (log, sample, epoch): tool calls made and well-formed (null where not scored)."""
+    keys = {f"{_VALIDITY}/calls": "tc_calls", f"{_VALIDITY}/valid": "tc_valid"}
+    rows = frame.filter(pl.col("score_key").is_in(list(keys)))
+    columns = {"log_file": pl.String(), "sample_id": pl.String(), "epoch": pl.Int64(),
+               "tc_calls": pl.Float64(), "tc_valid": pl.Float64()}
+    if rows.height == 0:
+        return pl.DataFrame(schema=columns)
+    wide = (rows.with_columns(pl.col("score_key").replace_strict(keys).alias("key"))
+            .pivot(on="key", index=["log_file", "sample_id", "epoch"], values="score_value",
+                   aggregate_function="first"))
+    for name in ("tc_calls", "tc_valid"):
+        if name not in wide.columns:
+            wide = wide.with_columns(pl.lit(None, dtype=pl.Float64()).alias(name))
+    return wide.select(list(columns)).cast(columns)  # type: ignore[arg-type]
 
 
 def entry_frame(frame: pl.DataFrame, options: Options | None = None) -> pl.DataFrame:
@@ -205,6 +224,7 @@ def entry_frame(frame: pl.DataFrame, options: Options | None = None) -> pl.DataF
     chosen = pl.DataFrame({"task": list(keys), "score_key": list(keys.values())},
                           schema={"task": pl.String(), "score_key": pl.String()})
     rows = frame.join(chosen, on=["task", "score_key"], how="inner")
+    rows = rows.join(_validity(frame), on=["log_file", "sample_id", "epoch"], how="left")
     configs = (rows.select(_CONFIG).unique(maintain_order=True)
                .with_columns(pl.col("task").alias("benchmark")))
     labelled = _setup_labels(configs)
@@ -281,6 +301,9 @@ def _entry_stats(rows: pl.DataFrame, options: Options, bounded: bool) -> list[di
         cost = None if price is None else (tokens_in * price.input
                                            + tokens_out * price.output) / 1e6
         n = group.height
+        calls = group["tc_calls"].drop_nulls() if "tc_calls" in group.columns else None
+        made = float(calls.sum()) if calls is not None and len(calls) else None
+        valid = float(group["tc_valid"].drop_nulls().sum()) if made is not None else None
         out.append({
             "benchmark": first["benchmark"], "entry": entry, "model": first["model"],
             "agent": first["agent"], "setup": first["setup"],
@@ -294,6 +317,8 @@ def _entry_stats(rows: pl.DataFrame, options: Options, bounded: bool) -> list[di
             "cost": cost, "cost_per_sample": None if cost is None else cost / n,
             "time_per_sample": float(group["total_time"].fill_null(0.0).mean()),  # type: ignore[arg-type]
             "working_time_per_sample": float(group["working_time"].fill_null(0.0).mean()),  # type: ignore[arg-type]
+            "tool_calls_per_sample": None if made is None else made / n,
+            "tool_call_valid_rate": None if not made or valid is None else valid / made,
             "logs": sorted(set(group["log_file"].to_list())),
             "inspect_version": ", ".join(_inspect_versions(group)) or None,
         })

@@ -5,7 +5,7 @@ Seeded integer expressions (2-4 terms of + - *) with exact answers. An agent may
 tool inside the bubblewrap sandbox. It exercises every layer of the suite end to end and
 is the default benchmark of the demo and of the example factorial study.
 
-    inspect eval benchmarks/arithmetic --model embedded/smollm2-135m
+    inspect eval benchmarks/arithmetic --model embedded/qwen2.5-coder-0.5b -T agent=generate
     inspect eval benchmarks/arithmetic --model scripted/arith-oracle -T n=50
     inspect eval harness/arithmetic --model scripted/arith-oracle -T prompt_style=terse
 """
@@ -31,6 +31,10 @@ AgentKind = Literal["react", "generate"]
 DEFAULT_PROMPT_STYLE: PromptStyle = "plain"
 DEFAULT_AGENT: AgentKind = "react"
 DEFAULT_MAX_TERMS = 4
+DEFAULT_MESSAGE_LIMIT = 16
+"""A react episode that has not submitted after 16 messages (about 7 tool rounds) ends and
+scores 0: small models call the calculator, then repeat the call instead of submitting,
+and without a limit one sample ran for 50+ turns."""
 
 PROMPTS = {
     "plain": "Compute the value of {expression}.",
@@ -75,6 +79,7 @@ def arithmetic(
     agent: AgentKind = DEFAULT_AGENT,
     max_terms: int = DEFAULT_MAX_TERMS,
     sandbox: str | None = None,
+    message_limit: int = DEFAULT_MESSAGE_LIMIT,
 ) -> Task:
     """Seeded integer arithmetic problems, scored by exact match of the final integer.
 
@@ -85,6 +90,7 @@ def arithmetic(
         agent: ``react`` (tool-using agent with submit) or ``generate`` (one completion).
         max_terms: Maximum number of operands per expression (2..).
         sandbox: ``bwrap`` or ``docker`` to add Inspect's ``python`` tool run in that sandbox.
+        message_limit: Messages per sample before a react episode is cut off (scores 0).
     """
     if prompt_style not in PROMPTS:
         raise ValueError(f"prompt_style must be one of {sorted(PROMPTS)}, got {prompt_style!r}")
@@ -101,6 +107,7 @@ def arithmetic(
         solver=solver,
         scorer=[exact_integer(), tool_call_validity()],
         sandbox=sandbox,
-        version="1.0.0",
+        message_limit=message_limit,
+        version="1.1.0",
         metadata={"benchmark": "arithmetic"},
     )

@@ -3,7 +3,8 @@
 Why a run file: the board's subsets, models and agents are data a reader can check against
 the published tables, and the same file reruns them. Each entry expands to one
 ``inspect eval`` per model (``models: ladder`` means the file's ladder) or per agent
-(``--model none --solver AGENT``); its logs go to ``<log_root>/<name>/<model or agent>``.
+(``--model none --solver AGENT``); its logs go to ``<log_root>/<name>/<id>--<model or
+agent>`` (``id`` defaults to the task's name; give one where entries differ only in args).
 Runs go cheapest first: reference agents and scripted models, then the ladder from its
 smallest model up, so a board is usable before its slowest runs finish. Resumable: a
 folder that already holds a log with status ``success`` is skipped, so a killed run picks up
@@ -12,6 +13,10 @@ where it stopped. Wall time per run is appended to
 
     python -m leaderboards.runs leaderboards/runs/ladder_board.yaml --dry-run
     python -m leaderboards.runs leaderboards/runs/ladder_board.yaml --only causalgame
+    python -m leaderboards.runs leaderboards/runs/ladder_board.yaml --build leaderboards/published
+
+``--build DIR`` runs nothing: it builds the board from the logs with the file's ``board:``
+options (headline score per benchmark, oracle and floor references, title).
 """
 
 from __future__ import annotations
@@ -65,7 +70,8 @@ def expand(spec: dict[str, Any]) -> list[Run]:
         targets += [(a, ["--model", "none", "--solver", a]) for a in entry.get("agents") or []]
         if not targets:
             raise ValueError(f"runs[{line}] ({entry['name']}): no models or agents")
-        task_slug = _slug(str(entry["task"]).split("@")[-1].split("/")[-1])
+        task_slug = str(entry.get("id") or _slug(str(entry["task"]).split("@")[-1]
+                                                  .split("/")[-1]))
         for label, extra in targets:
             folder = root / str(entry["name"]) / f"{task_slug}--{_slug(label)}"
             runs.append(Run(str(entry["name"]), label, base + extra + ["--log-dir", str(folder)],
@@ -84,13 +90,36 @@ def done(folder: Path) -> bool:
     return bool(headers.height) and "success" in headers["status"].to_list()
 
 
+def build_board(spec: dict[str, Any], out: Path) -> dict[str, Path]:
+    """The leaderboard of a run file's logs, with its ``board:`` options."""
+    from leaderboards.build import build
+    from leaderboards.tables import Options, parse_reference
+
+    board = spec.get("board") or {}
+    defaults = Options()
+    options = Options(
+        headline=dict(board.get("headline") or {}),
+        oracle=tuple(parse_reference(str(o)) for o in board["oracle"]) if "oracle" in board
+        else defaults.oracle,
+        floor=tuple(parse_reference(str(f)) for f in board["floor"]) if "floor" in board
+        else defaults.floor,
+    )
+    root = Path(spec.get("log_root", "logs"))
+    return build([root], out, options, title=str(board.get("title", "Leaderboard")))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file", type=Path)
     parser.add_argument("--only", action="append", help="Only runs of this name (repeatable).")
     parser.add_argument("--dry-run", action="store_true", help="Print the commands only.")
+    parser.add_argument("--build", type=Path, help="Build the board into this folder.")
     args = parser.parse_args(argv)
     spec = yaml.safe_load(args.file.read_text())
+    if args.build:
+        for kind, path in build_board(spec, args.build).items():
+            print(f"{kind}: {path}")
+        return 0
     runs = [r for r in expand(spec) if not args.only or r.name in args.only]
     journal = Path(spec.get("log_root", "logs")) / "runs.jsonl"
     for run in runs:
