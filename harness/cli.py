@@ -89,12 +89,15 @@ def build_base(
 def demo(
     out: Annotated[Path, typer.Option(help="Output folder.")] = Path("demo-output"),
     study: Annotated[Path | None, typer.Option(help="Another study YAML to run.")] = None,
+    quick: Annotated[bool, typer.Option(
+        help="Only the arithmetic example study (about 3 minutes).")] = False,
 ) -> None:
-    """Run the short demo: a benchmark with the embedded model and reference agents, then a
-    leaderboard and a factorial report from those logs."""
-    from harness.demo import EXAMPLE_STUDY, run_demo
+    """Run the demo: the five benchmarks on small slices with their reference agents and the
+    0.5B ladder model, the cross-benchmark leaderboard, and a factorial report with model
+    size as a factor (--quick: the arithmetic study alone)."""
+    from harness.demo import run_demo
 
-    run_demo(out=out, console=console, study=study or EXAMPLE_STUDY)
+    run_demo(out=out, console=console, study=study, quick=quick)
 
 
 def _split(value: str | None) -> list[str] | None:

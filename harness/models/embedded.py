@@ -28,6 +28,7 @@ Design notes:
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from pathlib import Path
 from typing import Any
@@ -161,9 +162,9 @@ class EmbeddedModelAPI(LocalModelAPI):
         messages = native_messages(input)
         kwargs = llama_kwargs(config, self.sampling_defaults)
         kwargs["seed"] = call_seed(self.engine.prompt(messages, described), config.seed)
-        done = await asyncio.to_thread(
-            self.engine.complete, messages, described, forced, kwargs, self.use_grammar
-        )
+        done = await asyncio.get_running_loop().run_in_executor(
+            self.engine.worker, functools.partial(
+                self.engine.complete, messages, described, forced, kwargs, self.use_grammar))
         output = reply_output(self.model_name, done.text, tools, tool_choice,
                               done.finish_reason, completion_usage(done))
         request = {"prompt": done.prompt, "grammar": done.grammar, **kwargs}

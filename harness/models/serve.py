@@ -148,7 +148,10 @@ def _stream_chunks(response: dict[str, Any]) -> list[dict[str, Any]]:
 
 def make_handler(engine: ChatEngine, model: str,
                  defaults: dict[str, float] | None = None) -> type[BaseHTTPRequestHandler]:
-    """A request handler class bound to one engine (and the model's sampling defaults)."""
+    """A request handler class bound to one engine (and the model's sampling defaults).
+
+    Generation runs on the engine's own worker thread, never on the request's thread (see
+    :attr:`ChatEngine.worker`)."""
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -185,7 +188,8 @@ def make_handler(engine: ChatEngine, model: str,
                     body = json.loads(self.rfile.read(length) or b"{}")
                 except json.JSONDecodeError as exc:
                     raise RequestError(400, f"request body is not JSON: {exc}") from exc
-                response = chat_completion(engine, model, body, defaults)
+                response = engine.worker.submit(chat_completion, engine, model, body,
+                                                defaults).result()
             except RequestError as err:
                 self._send(err.status, {"error": {"message": err.message,
                                                   "type": "invalid_request_error",

@@ -43,22 +43,43 @@ class Run:
     label: str
     argv: list[str]
     log_dir: Path
+    needs: str | None = None
+    """A part of the machine the run cannot go without (``docker``)."""
+
+
+def missing(need: str | None) -> str | None:
+    """Why a run's requirement is not met here (None when it is)."""
+    if need is None:
+        return None
+    if need == "docker":
+        from harness.sandbox.docker import docker_status
+
+        if docker_status().get("daemon_running"):
+            return None
+        return "no Docker engine answers (bash .ci/system.sh docker dockerd base-image)"
+    return f"unknown requirement {need!r}"
+
+
+def _inspect() -> str:
+    """The ``inspect`` command of this interpreter's environment (on PATH or not)."""
+    beside = Path(sys.executable).parent / "inspect"
+    return str(beside) if beside.is_file() else "inspect"
 
 
 def _slug(text: str) -> str:
     return text.replace("/", "_").replace("@", "_").replace(".py", "").replace(":", "_")
 
 
-def expand(spec: dict[str, Any]) -> list[Run]:
-    """The runs of a run file, in file order."""
-    root = Path(spec.get("log_root", "logs"))
+def expand(spec: dict[str, Any], log_root: Path | None = None) -> list[Run]:
+    """The runs of a run file, cheapest first (``log_root`` overrides the file's)."""
+    root = log_root or Path(spec.get("log_root", "logs"))
     ladder = list(spec.get("ladder") or [])
     runs: list[Run] = []
     for line, entry in enumerate(spec.get("runs") or [], start=1):
         for key in ("name", "task"):
             if key not in entry:
                 raise ValueError(f"runs[{line}]: field {key!r} is missing")
-        base = ["inspect", "eval", str(entry["task"]), "--display", "plain"]
+        base = [_inspect(), "eval", str(entry["task"]), "--display", "plain"]
         for key, value in (entry.get("args") or {}).items():
             base += ["-T", f"{key}={value}"]
         if entry.get("sample_ids"):
@@ -75,7 +96,7 @@ def expand(spec: dict[str, Any]) -> list[Run]:
         for label, extra in targets:
             folder = root / str(entry["name"]) / f"{task_slug}--{_slug(label)}"
             runs.append(Run(str(entry["name"]), label, base + extra + ["--log-dir", str(folder)],
-                            folder))
+                            folder, entry.get("needs")))
     rank = {model: i for i, model in enumerate(ladder)}
     return sorted(runs, key=lambda r: rank.get(r.label, -1))
 
@@ -90,7 +111,8 @@ def done(folder: Path) -> bool:
     return bool(headers.height) and "success" in headers["status"].to_list()
 
 
-def build_board(spec: dict[str, Any], out: Path) -> dict[str, Path]:
+def build_board(spec: dict[str, Any], out: Path,
+                log_root: Path | None = None) -> dict[str, Path]:
     """The leaderboard of a run file's logs, with its ``board:`` options."""
     from leaderboards.build import build
     from leaderboards.tables import Options, parse_reference
@@ -104,8 +126,39 @@ def build_board(spec: dict[str, Any], out: Path) -> dict[str, Path]:
         floor=tuple(parse_reference(str(f)) for f in board["floor"]) if "floor" in board
         else defaults.floor,
     )
-    root = Path(spec.get("log_root", "logs"))
+    root = log_root or Path(spec.get("log_root", "logs"))
     return build([root], out, options, title=str(board.get("title", "Leaderboard")))
+
+
+def run_all(runs: list[Run], journal: Path, dry_run: bool = False,
+            echo: Any = print) -> list[tuple[Run, str]]:
+    """Run what is not done yet, in order; returns (run, outcome) for each run."""
+    outcomes: list[tuple[Run, str]] = []
+    for run in runs:
+        command = shlex.join(run.argv)
+        why = missing(run.needs)
+        if why:
+            echo(f"[skip] {run.name} / {run.label}: {why}")
+            outcomes.append((run, f"skipped: {why}"))
+            continue
+        if done(run.log_dir):
+            echo(f"[done] {command}")
+            outcomes.append((run, "done"))
+            continue
+        echo(f"[run]  {command}")
+        if dry_run:
+            outcomes.append((run, "dry-run"))
+            continue
+        start = time.time()
+        code = subprocess.run(run.argv, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+                              check=False).returncode
+        journal.parent.mkdir(parents=True, exist_ok=True)
+        with journal.open("a") as out:
+            out.write(json.dumps({"name": run.name, "label": run.label, "command": command,
+                                  "exit": code, "wall_s": round(time.time() - start, 1),
+                                  "load_avg": os.getloadavg()[0]}) + "\n")
+        outcomes.append((run, "ran" if code == 0 else f"failed (exit {code})"))
+    return outcomes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,23 +175,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     runs = [r for r in expand(spec) if not args.only or r.name in args.only]
     journal = Path(spec.get("log_root", "logs")) / "runs.jsonl"
-    for run in runs:
-        command = shlex.join(run.argv)
-        if done(run.log_dir):
-            print(f"[skip] {command}")
-            continue
-        print(f"[run]  {command}", flush=True)
-        if args.dry_run:
-            continue
-        start = time.time()
-        code = subprocess.run(run.argv, env={**os.environ, "HF_HUB_OFFLINE": "1"},
-                              check=False).returncode
-        journal.parent.mkdir(parents=True, exist_ok=True)
-        with journal.open("a") as out:
-            out.write(json.dumps({"name": run.name, "label": run.label, "command": command,
-                                  "exit": code, "wall_s": round(time.time() - start, 1),
-                                  "load_avg": os.getloadavg()[0]}) + "\n")
-    return 0
+    outcomes = run_all(runs, journal, args.dry_run, echo=lambda line: print(line, flush=True))
+    return 1 if any(o.startswith("failed") for _, o in outcomes) else 0
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ TINY = ROOT / "harness" / "factorial" / "examples" / "tiny_study.yaml"
 
 def test_demo_writes_logs_leaderboard_and_report(tmp_path: Path) -> None:
     console = Console(record=True, width=120)
-    paths = run_demo(tmp_path, console=console, study=TINY)
+    paths = run_demo(tmp_path, console=console, study=TINY, quick=True)
     for key in ("logs", "leaderboard_csv", "leaderboard_md", "report_json", "report_html",
                 "report_markdown"):
         assert paths[key].exists(), key
@@ -34,6 +34,39 @@ def test_demo_writes_logs_leaderboard_and_report(tmp_path: Path) -> None:
     assert {r["factor"]: r["status"] for r in report["identification"]} == {
         "model": "identified", "intervention": "identified"}
     # a second run resumes: nothing is evaluated again
-    again = run_demo(tmp_path, console=console, study=TINY)
+    again = run_demo(tmp_path, console=console, study=TINY, quick=True)
     assert len(read_results(again["logs"])) == len(frame)
     assert "0 failed" in console.export_text()
+
+
+def test_full_demo_runs_a_board_then_a_study(tmp_path: Path) -> None:
+    """The full demo's three steps on a scripted two-benchmark board and the tiny study."""
+    board_file = tmp_path / "board.yaml"
+    board_file.write_text("""
+log_root: ignored
+board:
+  headline: {worldtravel: worldtravel_checker/feasible}
+runs:
+  - name: worldtravel
+    task: benchmarks/worldtravel
+    sample_ids: [wt-s0-000, wt-s0-003]
+    models: [scripted/worldtravel-oracle, scripted/worldtravel-random]
+  - name: causalgame
+    task: benchmarks/causalgame/causalgame.py@causalgame_all
+    args: {epochs: 1, scenarios: antenna_trap, sandbox: none}
+    agents: [benchmarks/causalgame/agents.py@oracle]
+  - name: formulacode
+    task: benchmarks/formulacode
+    needs: no-such-part
+    agents: [benchmarks/formulacode/agents.py@oracle]
+""")
+    console = Console(record=True, width=160)
+    paths = run_demo(tmp_path / "out", console=console, study=TINY, board=board_file)
+    board = json.loads(paths["leaderboard_json"].read_text())
+    by_name = {b["name"]: b for b in board["benchmarks"]}
+    assert set(by_name) == {"worldtravel", "causalgame_all"}
+    worldtravel = {e["model"]: e["score"] for e in by_name["worldtravel"]["entries"]}
+    assert worldtravel["scripted/worldtravel-oracle"] == 1.0
+    assert paths["report_json"].exists()
+    text = console.export_text()
+    assert "formulacode / benchmarks/formulacode/agents.py@oracle: skipped" in text
