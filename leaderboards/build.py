@@ -138,7 +138,10 @@ def markdown(document: Mapping[str, Any], title: str = "Leaderboard") -> str:
     if document.get("as_of"):
         lines += [f"Logs as of {document['as_of']}. Scores are means over samples x epochs "
                   f"(errored samples score 0); {level}% CIs are t intervals clustered by item; "
-                  f"rank intervals from {document['n_boot']} paired bootstrap resamples.", ""]
+                  f"rank intervals from {document['n_boot']} paired bootstrap resamples. "
+                  "Tool calls/sample and the pooled share of valid calls come from each "
+                  "benchmark's `tool_call_validity` score (— where a benchmark has no tools "
+                  "or no call was made).", ""]
     lines += ["## Overall", "",
               "| model | agent | benchmarks | mean win rate | mean normalised |",
               "|---|---|---|---|---|"]
@@ -149,14 +152,17 @@ def markdown(document: Mapping[str, Any], title: str = "Leaderboard") -> str:
         lines += ["", f"## {bench['name']}", "", f"Headline score `{bench['score_key']}`, "
                   f"{bench['n_items']} items.", "",
                   f"| rank | rank {level}% | model | agent | setup | score | {level}% CI | "
-                  "normalised | n | completed | errors | tokens/sample | cost | work s/sample |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "normalised | n | completed | errors | tool calls/sample | valid calls | "
+                  "tokens/sample | cost | work s/sample |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for e in bench["entries"]:
             lines.append(
                 f"| {e['rank']} | {e['rank_lo']}–{e['rank_hi']} | {_cell(e['model'])} | "
                 f"{_cell(e['agent'])} | {_cell(e['setup'])} | {_cell(e['score'])} | "
                 f"[{_cell(e['ci_lo'])}, {_cell(e['ci_hi'])}] | {_cell(e['normalised'])} | "
                 f"{e['n']} | {e['n_completed']} | {e['errors']} | "
+                f"{_cell(e.get('tool_calls_per_sample'), 1)} | "
+                f"{_cell(e.get('tool_call_valid_rate'))} | "
                 f"{_cell(e['tokens_per_sample'], 1)} | {_cell(e['cost'], 4)} | "
                 f"{_cell(e['working_time_per_sample'], 2)} |")
         pairs = [p for p in bench["pairwise"] if p["a"] < p["b"]]

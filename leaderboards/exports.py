@@ -136,6 +136,9 @@ def eee_records(board: Leaderboard, log_base: Path) -> list[dict[str, Any]]:
             details["normalised"] = f"{entry['normalised']:.6g}"
         if _num(entry.get("cost")) is not None:
             details["cost_usd"] = f"{entry['cost']:.6g}"
+        for key in ("tool_calls_per_sample", "tool_call_valid_rate"):
+            if _num(entry.get(key)) is not None:
+                details[key] = f"{entry[key]:.6g}"
         bounded = bool(info["bounded"])
         metric: dict[str, Any] = {
             "evaluation_description": f"mean of {entry['score_key']} over samples; "

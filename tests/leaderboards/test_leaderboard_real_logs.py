@@ -33,6 +33,7 @@ def test_real_logs_give_one_row_per_model_and_setup(log_dir: Path, tmp_path: Pat
     for entry in bench["entries"]:
         assert entry["setup"] in ("prompt_style=plain", "prompt_style=instructive")
         rows = frame.filter((frame["model"] == entry["model"])
+                            & (frame["scorer"] == "exact_integer")
                             & frame["task_args"].str.contains(entry["setup"].split("=")[1]))
         assert entry["score"] == pytest.approx(rows["score_value"].fill_null(0).mean())
         assert entry["n"] == rows.height == 12

@@ -8,6 +8,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -161,3 +162,36 @@ def test_benchmarks_run_through_inspects_openai_provider(
     frame = read_results(tmp_path)
     validity = frame.filter(pl.col("scorer") == "tool_call_validity")
     assert validity.select("log_file").n_unique() == 2
+
+
+def test_a_server_that_dies_mid_eval_ends_the_sample_with_an_error(tmp_path: Path,
+                                                                    monkeypatch) -> None:
+    """Kill the server after its first reply: the eval ends (no hang) and says why."""
+    import threading
+
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.solver import generate
+
+    proc, url = _start("smollm2-135m", "--port", "0")
+    monkeypatch.setenv("EVALSUITE_BASE_URL", url)
+    monkeypatch.setenv("EVALSUITE_API_KEY", "local")
+    samples = [Sample(input=f"Count to {i}.", id=str(i)) for i in range(1, 7)]
+    killed = threading.Event()
+
+    def kill_after_first_request() -> None:
+        time.sleep(3)
+        proc.kill()
+        killed.set()
+
+    threading.Thread(target=kill_after_first_request, daemon=True).start()
+    start = time.time()
+    log = inspect_eval(Task(dataset=samples, solver=generate()),
+                       model="openai-api/evalsuite/smollm2-135m", max_tokens=200,
+                       max_connections=1, log_dir=str(tmp_path), display="none",
+                       max_retries=1, timeout=20, fail_on_error=False)[0]
+    assert killed.is_set()
+    assert time.time() - start < 240
+    errors = [s.error for s in log.samples or [] if s.error] or [log.error]
+    assert any(e is not None and "Connection" in e.message for e in errors), errors
