@@ -44,8 +44,8 @@ def run_demo(out: Path, console: Console, study: Path | None = None,
     outcomes = run_all(expand(spec, board_logs), board_logs / "runs.jsonl",
                        echo=lambda line: console.print(line, markup=False, soft_wrap=True))
     console.rule("2/3  cross-benchmark leaderboard")
-    board = build_board(spec, out / "leaderboard", board_logs)
-    console.print(board["md"].read_text(), soft_wrap=True, markup=False)
+    built = build_board(spec, out / "leaderboard", board_logs)
+    console.print(built["md"].read_text(), soft_wrap=True, markup=False)
     console.rule("3/3  factorial study: model size x prompt style")
     display = "rich" if console.is_terminal else "plain"
     study_logs = out / "logs" / "study"
@@ -57,7 +57,7 @@ def run_demo(out: Path, console: Console, study: Path | None = None,
     for run, outcome in outcomes:
         if outcome.startswith(("skipped", "failed")):
             console.print(f"{run.name} / {run.label}: {outcome}", markup=False)
-    paths = {"logs": out / "logs", **{f"leaderboard_{k}": v for k, v in board.items()},
+    paths = {"logs": out / "logs", **{f"leaderboard_{k}": v for k, v in built.items()},
              **{f"report_{k}": v for k, v in report.items()}}
     for name, path in paths.items():
         console.print(f"{name:>18}: {path}")

@@ -40,12 +40,20 @@ def _models() -> list[dict[str, Any]]:
     import harness.tasks  # noqa: F401  (benchmarks register their reference policies)
     from harness.models.scripted import get_policy, list_policies
 
-    rows: list[dict[str, Any]] = [
-        {"name": "embedded/smollm2-135m", "status": "available",
-         "summary": "SmolLM2-135M-Instruct Q4_1 through llama.cpp, offline (the default)"},
-        {"name": "whitebox/smollm2-135m", "status": "available",
-         "summary": "the same weights through transformers: logits, hidden states, KV cache"},
-    ]
+    from harness.models import ladder
+
+    rows: list[dict[str, Any]] = []
+    for model in ladder.LADDER:
+        ready = bool(ladder.status(model)["ready"])
+        status = "available" if ready else f"not fetched (harness models fetch {model.name})"
+        rows += [
+            {"name": f"embedded/{model.name}", "status": status,
+             "summary": f"{model.title} through llama.cpp, in process, offline"},
+            {"name": f"whitebox/{model.name}", "status": status,
+             "summary": "the same weights through transformers: logits, hidden states, KV"},
+            {"name": f"openai-api/evalsuite/{model.name}", "status": status,
+             "summary": f"harness serve {model.name}: OpenAI-compatible, tool calls on the wire"},
+        ]
     for policy in list_policies():
         doc = (get_policy(policy).__doc__ or "").strip().splitlines()
         rows.append({"name": f"scripted/{policy}", "status": "available",

@@ -63,6 +63,7 @@ __all__ = [
     "list_logs",
     "read_headers",
     "read_log",
+    "read_model_calls",
     "read_results",
     "read_sample_messages",
     "read_score_metadata",
@@ -99,6 +100,7 @@ SCHEMA: dict[str, pl.DataType] = {
     "input_tokens": pl.Int64(),
     "output_tokens": pl.Int64(),
     "total_tokens": pl.Int64(),
+    "cache_read_tokens": pl.Int64(),
     "total_time": pl.Float64(),
     "working_time": pl.Float64(),
     "error": pl.String(),
@@ -333,22 +335,24 @@ def _frame(header: dict[str, Any], samples: list[dict[str, Any]], log_file: str)
 
     cols: dict[str, list[Any]] = {c: [] for c in (
         "sample_id", "epoch", "input_tokens", "output_tokens", "total_tokens",
-        "total_time", "working_time", "error", "limit", "sample_metadata")}
+        "cache_read_tokens", "total_time", "working_time", "error", "limit", "sample_metadata")}
     score_value: list[float | None] = []
     score_answer: list[str | None] = []
     for (sample_id, epoch), sample, entries in zip(
         latest.keys(), latest.values(), parsed, strict=True
     ):
-        tokens = [0, 0, 0]
+        tokens = [0, 0, 0, 0]
         for usage in (sample.get("model_usage") or {}).values():
             tokens[0] += usage.get("input_tokens") or 0
             tokens[1] += usage.get("output_tokens") or 0
             tokens[2] += usage.get("total_tokens") or 0
+            tokens[3] += usage.get("input_tokens_cache_read") or 0
         cols["sample_id"].append(sample_id)
         cols["epoch"].append(epoch)
         cols["input_tokens"].append(tokens[0])
         cols["output_tokens"].append(tokens[1])
         cols["total_tokens"].append(tokens[2])
+        cols["cache_read_tokens"].append(tokens[3])
         cols["total_time"].append(sample.get("total_time"))
         cols["working_time"].append(sample.get("working_time"))
         cols["error"].append(_text(sample.get("error")))
@@ -382,6 +386,45 @@ def _frame(header: dict[str, Any], samples: list[dict[str, Any]], log_file: str)
 # --------------------------------------------------------------------------- public API
 
 
+def _sample_json(log_file: PathLike, sample_id: str | int, epoch: int) -> dict[str, Any]:
+    """One sample's JSON as Inspect wrote it (only that member of a ``.eval`` zip)."""
+    path = Path(log_file)
+    if path.suffix == ".eval":
+        with zipfile.ZipFile(path) as zf:
+            try:
+                info = zf.getinfo(f"samples/{sample_id}_epoch_{epoch}.json")
+            except KeyError:
+                raise KeyError(f"sample {sample_id} epoch {epoch} not in {path}") from None
+            return dict(_loads(_read_member(zf, info)))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for sample in data.get("samples") or []:
+        if str(sample.get("id")) == str(sample_id) and int(sample.get("epoch", 1)) == epoch:
+            return dict(sample)
+    raise KeyError(f"sample {sample_id} epoch {epoch} not in {path}")
+
+
+def read_model_calls(log_file: PathLike, sample_id: str | int,
+                     epoch: int = 1) -> pl.DataFrame:
+    """One sample's model calls in order: ``input_tokens``, ``output_tokens``,
+    ``cache_read_tokens`` (prompt tokens re-used from an earlier call) and ``seconds``.
+
+    Why: an agent episode's cost is per turn (how much of each prompt was processed again);
+    the results frame sums a sample's usage.
+    """
+    rows = []
+    for event in _sample_json(log_file, sample_id, epoch).get("events") or []:
+        if event.get("event") != "model":
+            continue
+        usage = (event.get("output") or {}).get("usage") or {}
+        rows.append({"input_tokens": int(usage.get("input_tokens") or 0),
+                     "output_tokens": int(usage.get("output_tokens") or 0),
+                     "cache_read_tokens": int(usage.get("input_tokens_cache_read") or 0),
+                     "seconds": float(event.get("working_time") or 0.0)})
+    schema = {"input_tokens": pl.Int64(), "output_tokens": pl.Int64(),
+              "cache_read_tokens": pl.Int64(), "seconds": pl.Float64()}
+    return pl.DataFrame(rows, schema=schema)
+
+
 def read_sample_messages(log_file: PathLike, sample_id: str | int,
                          epoch: int = 1) -> list[dict[str, Any]]:
     """One sample's logged chat messages, as the JSON dicts Inspect wrote.
@@ -393,19 +436,7 @@ def read_sample_messages(log_file: PathLike, sample_id: str | int,
     Raises:
         KeyError: The log holds no such sample and epoch.
     """
-    path = Path(log_file)
-    if path.suffix == ".eval":
-        with zipfile.ZipFile(path) as zf:
-            try:
-                info = zf.getinfo(f"samples/{sample_id}_epoch_{epoch}.json")
-            except KeyError:
-                raise KeyError(f"sample {sample_id} epoch {epoch} not in {path}") from None
-            return list(_loads(_read_member(zf, info)).get("messages") or [])
-    data = json.loads(path.read_text(encoding="utf-8"))
-    for sample in data.get("samples") or []:
-        if str(sample.get("id")) == str(sample_id) and int(sample.get("epoch", 1)) == epoch:
-            return list(sample.get("messages") or [])
-    raise KeyError(f"sample {sample_id} epoch {epoch} not in {path}")
+    return list(_sample_json(log_file, sample_id, epoch).get("messages") or [])
 
 
 def _header_and_samples(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:

@@ -140,7 +140,8 @@ def causalgame_agent(
         auto_submit(game)
         if reflect:
             state.messages.append(ChatMessageUser(content=reflection_prompt(game)))
-            output = await model.generate(state.messages)
+            # tools stay listed (tool_choice none): the prompt keeps the episode's prefix
+            output = await model.generate(state.messages, state.tools, tool_choice="none")
             state.output = output
             state.messages.append(output.message)
             state.store.set(REPORT_STORE_KEY, output.completion)

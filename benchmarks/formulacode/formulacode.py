@@ -102,7 +102,7 @@ def default_agent() -> Solver:
 @task
 def formulacode(
     dataset: str = DEFAULT_DATASET,
-    tasks: str | None = None,
+    tasks: str | list[str] | None = None,
     rounds: int = DEFAULT_ROUNDS,
     repeat: int = DEFAULT_REPEAT,
     timer: str = "process",
@@ -125,7 +125,9 @@ def formulacode(
     """
     records = load_records(dataset)
     if tasks:
-        keep = {t.strip() for t in tasks.split(",")}
+        # Inspect splits ``-T tasks=a,b`` into a list; a Python caller may pass "a,b"
+        names = tasks if isinstance(tasks, list) else tasks.split(",")
+        keep = {str(t).strip() for t in names}
         records = [r for r in records if r.task_id in keep or r.extra.get("pack_slug") in keep]
     samples = [record_to_sample(r) for r in records]
     if dataset == DEFAULT_DATASET:

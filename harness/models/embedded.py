@@ -157,7 +157,10 @@ class EmbeddedModelAPI(LocalModelAPI):
         config: GenerateConfig,
     ) -> tuple[ModelOutput, ModelCall]:
         """Render the chat, complete it with llama.cpp off the event loop, parse tool calls."""
-        described = openai_tools(tools if tool_choice != "none" else [])
+        # a template with a tools block keeps it under tool_choice="none" (the tools exist,
+        # the reply may not call them) so the prompt keeps the conversation's prefix
+        keep = tool_choice != "none" or self.engine.native_tools
+        described = openai_tools(tools if keep else [])
         forced = openai_tools(forced_tools(tools, tool_choice))
         messages = native_messages(input)
         kwargs = llama_kwargs(config, self.sampling_defaults)

@@ -92,7 +92,7 @@ def chat_completion(engine: ChatEngine, model: str, body: dict[str, Any],
     tools: list[dict[str, Any]] = body.get("tools") or []
     choice, forced = _tool_choice(body.get("tool_choice"), tools)
     messages = wire_messages(body["messages"])
-    described = tools if choice != "none" else []
+    described = tools if choice != "none" or engine.native_tools else []
     stop = body.get("stop") or []
     try:
         config = GenerateConfig(

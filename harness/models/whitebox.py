@@ -411,7 +411,7 @@ class WhiteBoxModelAPI(LocalModelAPI):
     ) -> ModelOutput:
         """Render the chat, queue it for the next batch, parse tool calls."""
         if self.lm.native_tools:
-            described = openai_tools(tools if tool_choice != "none" else [])
+            described = openai_tools(tools)  # kept under tool_choice="none": same prefix
             prompt = self.lm.chat_prompt(native_messages(input), described)
         else:
             prompt = self.lm.chat_prompt(to_chat(input, tools, tool_choice))

@@ -45,6 +45,14 @@ class Run:
     log_dir: Path
     needs: str | None = None
     """A part of the machine the run cannot go without (``docker``)."""
+    env: tuple[tuple[str, str], ...] = ()
+    """Environment for the run; a value naming an existing relative path is made absolute
+    (Inspect runs a task from its own folder)."""
+
+
+def _env_value(value: object) -> str:
+    text = str(value)
+    return str(Path(text).resolve()) if text.startswith(".") and Path(text).exists() else text
 
 
 def missing(need: str | None) -> str | None:
@@ -96,7 +104,9 @@ def expand(spec: dict[str, Any], log_root: Path | None = None) -> list[Run]:
         for label, extra in targets:
             folder = root / str(entry["name"]) / f"{task_slug}--{_slug(label)}"
             runs.append(Run(str(entry["name"]), label, base + extra + ["--log-dir", str(folder)],
-                            folder, entry.get("needs")))
+                            folder, entry.get("needs"),
+                            tuple((str(k), _env_value(v))
+                                  for k, v in (entry.get("env") or {}).items())))
     rank = {model: i for i, model in enumerate(ladder)}
     return sorted(runs, key=lambda r: rank.get(r.label, -1))
 
@@ -150,8 +160,8 @@ def run_all(runs: list[Run], journal: Path, dry_run: bool = False,
             outcomes.append((run, "dry-run"))
             continue
         start = time.time()
-        code = subprocess.run(run.argv, env={**os.environ, "HF_HUB_OFFLINE": "1"},
-                              check=False).returncode
+        code = subprocess.run(run.argv, env={**os.environ, "HF_HUB_OFFLINE": "1",
+                                             **dict(run.env)}, check=False).returncode
         journal.parent.mkdir(parents=True, exist_ok=True)
         with journal.open("a") as out:
             out.write(json.dumps({"name": run.name, "label": run.label, "command": command,
