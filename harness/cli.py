@@ -182,7 +182,13 @@ def study_analyze(
     elif log_dir is not None:
         from harness.factorial.report import study_factors, study_frame
 
+        from harness.tool_validity import is_auxiliary
+
         frame = study_frame(log_dir)
+        if score_key is None:  # the tool-call diagnostic is never the default response
+            own = [k for k in frame["score_key"].drop_nulls().unique().to_list()
+                   if not is_auxiliary(k)]
+            score_key = own[0] if len(own) == 1 else None
         if score_key is not None:
             frame = frame.filter(frame["score_key"] == score_key)
         elif frame["score_key"].n_unique() > 1:

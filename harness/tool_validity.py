@@ -24,6 +24,12 @@ VALIDITY_SCORER = "tool_call_validity"
 """The score name every agentic benchmark's logs carry."""
 
 
+def is_auxiliary(score_key: str) -> bool:
+    """Whether a results-frame score key is this diagnostic rather than a benchmark's own
+    score: never the default response of an analysis or the headline of a board."""
+    return score_key == VALIDITY_SCORER or score_key.startswith(VALIDITY_SCORER + "/")
+
+
 def tool_call_counts(messages: Sequence[ChatMessage]) -> dict[str, int]:
     """``calls``, ``valid`` and ``malformed`` in one transcript."""
     refused: set[str] = set()

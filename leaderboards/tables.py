@@ -174,8 +174,12 @@ def _setup_labels(configs: pl.DataFrame) -> pl.DataFrame:
 
 def _headline_keys(frame: pl.DataFrame, headline: Mapping[str, str]) -> dict[str, str]:
     """benchmark -> score key: the requested one, else the first key with any value."""
+    from harness.tool_validity import is_auxiliary
+
     chosen: dict[str, str] = {}
     scored = frame.filter(pl.col("score_key").is_not_null())
+    own = scored.filter(~pl.col("score_key").map_elements(is_auxiliary, return_dtype=pl.Boolean))
+    scored = own if own.height else scored
     firsts = (scored.group_by("task", "score_key", maintain_order=True)
               .agg(pl.col("score_value").is_not_null().any().alias("any")))
     for row in firsts.iter_rows(named=True):

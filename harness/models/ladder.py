@@ -117,7 +117,7 @@ LADDER: tuple[LadderModel, ...] = (
 )
 
 
-class LadderError(RuntimeError):
+class LadderError(ValueError):
     """A ladder model that is unknown, not installed, incomplete or corrupt (with the fix)."""
 
 

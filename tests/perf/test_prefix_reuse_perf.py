@@ -34,11 +34,15 @@ MODEL = os.environ.get("PREFIX_PERF_MODEL", "qwen2.5-coder-0.5b")
 
 def _turn_prompts() -> list[list[dict[str, Any]]]:
     """The message list of every model call of the recorded episode, in order."""
+    from inspect_ai.model import ChatMessage
+    from pydantic import TypeAdapter
+
+    from harness.models.toolprompt import native_messages
     from harness.results import list_logs, read_sample_messages
-    from harness.models.toolprompt import wire_messages
 
     log = list_logs(EPISODE)[0]
-    messages = wire_messages(read_sample_messages(log, SAMPLE))
+    logged = TypeAdapter(list[ChatMessage]).validate_python(read_sample_messages(log, SAMPLE))
+    messages = native_messages(logged)
     return [messages[:i] for i, m in enumerate(messages) if m["role"] == "assistant"]
 
 

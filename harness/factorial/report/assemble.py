@@ -42,11 +42,14 @@ def resolve_score_key(frame: pl.DataFrame, score_key: str | None,
     """The score key to analyse: the one given, else the study's first listed score, else
     the only key in the logs. ``preferred`` names may be bare (``gap_closed``) or
     scorer-qualified (``verified_objective/gap_closed``)."""
+    from harness.tool_validity import is_auxiliary
+
     keys = frame.get_column("score_key").drop_nulls().unique(maintain_order=True).to_list()
     if score_key is not None:
         if score_key not in keys:
             raise ValueError(f"score key {score_key!r} not in the logs; found {keys}")
         return score_key
+    keys = [k for k in keys if not is_auxiliary(str(k))] or keys
     for name in preferred:
         for key in keys:
             if key == name or key.endswith("/" + name) or key.startswith(name + "/"):
@@ -153,7 +156,10 @@ def report_data(
             "n_scored": int(scored.get_column(response).is_not_null().sum()),
             "n_errors": int(scored.get_column("error").is_not_null().sum()),
             "n_items": scored.get_column(item).n_unique(),
-            "n_rows_without_factors": frame.height - frame.filter(in_study).height,
+            # samples (log, id, epoch), not score rows: a log with several scorers has a row
+            # per score key and would otherwise count several times
+            "n_rows_without_factors": frame.filter(~in_study)
+            .select("log_file", "sample_id", "epoch").unique().height,
         },
         "provenance": provenance(scored, line),
         "design": design,

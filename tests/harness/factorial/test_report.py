@@ -96,7 +96,7 @@ def _independent_cell_means(log_dir: Path) -> dict[tuple[str, str], list[float]]
     values: dict[tuple[str, str], list[float]] = defaultdict(list)
     for row in read_results(log_dir).iter_rows(named=True):
         factors = json.loads(row["eval_metadata"]).get("factors")
-        if factors and row["score_value"] is not None:
+        if factors and row["score_value"] is not None and row["scorer"] == "exact_integer":
             values[(factors["model"], factors["prompt_style"])].append(row["score_value"])
     return values
 
@@ -278,7 +278,7 @@ def test_errors_are_counted_not_averaged(log_dir: Path) -> None:
 
 @pytest.mark.slow
 def test_several_score_keys_need_a_choice(log_dir: Path) -> None:
-    frame = study_frame(log_dir, study=STUDY)
+    frame = study_frame(log_dir, study=STUDY).filter(pl.col("scorer") == "exact_integer")
     doubled = pl.concat([frame, frame.with_columns(
         pl.lit("other").alias("score_key"), (1 - pl.col("score_value")).alias("score_value"))])
     with pytest.raises(ValueError, match="several score keys"):

@@ -43,7 +43,9 @@ def _study(tmp_path: Path, n: int, extra_factor: str = "") -> Path:
 
 
 def _success_frame(log_dir: Path) -> pl.DataFrame:
+    """Successful logs' rows of the study's own score (not the tool-call diagnostic)."""
     frame = read_results(log_dir).filter(pl.col("status") == "success")
+    frame = frame.filter(~pl.col("score_key").str.starts_with("tool_call_validity"))
     return with_metadata_columns(frame, ["cell_id", "factors"])
 
 
