@@ -181,7 +181,6 @@ def study_analyze(
                              family=fam, order=order, item_mode=mode, anova_type=anova_type)
     elif log_dir is not None:
         from harness.factorial.report import study_factors, study_frame
-
         from harness.tool_validity import is_auxiliary
 
         frame = study_frame(log_dir)

@@ -38,9 +38,8 @@ def _methods() -> list[dict[str, Any]]:
 
 def _models() -> list[dict[str, Any]]:
     import harness.tasks  # noqa: F401  (benchmarks register their reference policies)
-    from harness.models.scripted import get_policy, list_policies
-
     from harness.models import ladder
+    from harness.models.scripted import get_policy, list_policies
 
     rows: list[dict[str, Any]] = []
     for model in ladder.LADDER:
