@@ -1,17 +1,34 @@
-"""Print each benchmark's section of a built board as Markdown, for its README.
+"""Each benchmark's rows of the ladder board, written into its README's Evaluation Report.
 
-    python -m leaderboards.runs.readme_tables leaderboards/published/leaderboard.json
+    python -m leaderboards.runs.readme_tables leaderboards/published/leaderboard.json      # print
+    python -m leaderboards.runs.readme_tables leaderboards/published/leaderboard.json --write
 
-Why: every benchmark README's Evaluation Report carries the ladder's rows from the same
-board (one source of numbers); this prints them per benchmark in a compact table.
+Why: every benchmark README carries the ladder's rows from the same board (one source of
+numbers). ``--write`` replaces the block between ``<!-- ladder-board:start -->`` and
+``<!-- ladder-board:end -->`` in each benchmark's README (inserted right after its
+``## Evaluation Report`` heading the first time), with the command, the subset, the
+versions and each run's wall time from the board's ``runs.jsonl``.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+START, END = "<!-- ladder-board:start -->", "<!-- ladder-board:end -->"
+READMES = {
+    "causalgame_all": "benchmarks/causalgame/README.md",
+    "worldtravel": "benchmarks/worldtravel/README.md",
+    "worldtravel_webscape": "benchmarks/worldtravel_webscape/README.md",
+    "formulacode": "benchmarks/formulacode/README.md",
+    "medversa": "benchmarks/medversa/README.md",
+    "circle_packing": "benchmarks/open_problems/README.md",
+    "first_autocorrelation": "benchmarks/open_problems/README.md",
+}
 
 
 def _num(value: Any, digits: int = 3) -> str:
@@ -22,7 +39,8 @@ def _num(value: Any, digits: int = 3) -> str:
 
 def section(bench: dict[str, Any]) -> str:
     """One benchmark's entries: score with CI, n, errors, tool calls, tokens, time."""
-    lines = [f"Headline `{bench['score_key']}`; {bench['n_items']} items.", "",
+    lines = [f"`{bench['name']}`: headline `{bench['score_key']}`, {bench['n_items']} items.",
+             "",
              "| model | agent | setup | score | 95% CI | normalised | n | errors | "
              "tool calls/sample | valid calls | tokens/sample | s/sample |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -36,10 +54,69 @@ def section(bench: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str]) -> int:
-    doc = json.loads(Path(argv[0]).read_text())
+def _walls(journal: Path, name: str) -> str:
+    if not journal.is_file():
+        return ""
+    runs = [json.loads(line) for line in journal.read_text().splitlines() if line.strip()]
+    mine = [r for r in runs if r["name"] == name and r["exit"] == 0]
+    return "; ".join(f"{r['label']} {r['wall_s']:.0f} s (load {r['load_avg']:.1f})"
+                     for r in mine)
+
+
+def block(benches: list[dict[str, Any]], journal: Path, run_name: str) -> str:
+    """The README block for one benchmark folder."""
+    versions = (f"inspect_ai {version('inspect_ai')}, llama-cpp-python "
+                f"{version('llama_cpp_python')}, transformers {version('transformers')}")
+    parts = [START, "### The model ladder (the cross-benchmark board)", "",
+             "From `leaderboards/published/` (run file `leaderboards/runs/ladder_board.yaml`, "
+             "which names the subset, seeds and limits; rerun with "
+             "`python -m leaderboards.runs leaderboards/runs/ladder_board.yaml --only "
+             f"{run_name}`, rebuild with `--build leaderboards/published`). {versions}; "
+             "2 cores. Errored samples score 0 and are counted in `errors`; CIs are t "
+             "intervals clustered by item (— with one item).", ""]
+    for bench in benches:
+        parts += [section(bench), ""]
+    walls = _walls(journal, run_name)
+    if walls:
+        parts += [f"Wall time per run: {walls}.", ""]
+    parts.append(END)
+    return "\n".join(parts)
+
+
+def write(doc: dict[str, Any], journal: Path) -> list[Path]:
+    """Update every benchmark README the board covers; returns the files written."""
+    by_readme: dict[str, list[dict[str, Any]]] = {}
     for bench in doc["benchmarks"]:
-        print(f"## {bench['name']}\n\n{section(bench)}\n")
+        if bench["name"] in READMES:
+            by_readme.setdefault(READMES[bench["name"]], []).append(bench)
+    written = []
+    for rel, benches in by_readme.items():
+        path = REPO / rel
+        run_name = "open_problems" if "open_problems" in rel else rel.split("/")[1]
+        text = path.read_text()
+        new = block(benches, journal, run_name)
+        if START in text:
+            head, rest = text.split(START, 1)
+            text = head + new + rest.split(END, 1)[1]
+        else:
+            heading = "## Evaluation Report\n"
+            at = text.index(heading) + len(heading)
+            text = text[:at] + "\n" + new + "\n" + text[at:]
+        path.write_text(text)
+        written.append(path)
+    return written
+
+
+def main(argv: list[str]) -> int:
+    board = Path(argv[0])
+    doc = json.loads(board.read_text())
+    if "--write" in argv:
+        journal = REPO / "leaderboards" / "published" / "logs" / "runs.jsonl"
+        for path in write(doc, journal):
+            print(f"wrote {path}")
+        return 0
+    for bench in doc["benchmarks"]:
+        print(f"{section(bench)}\n")
     return 0
 
 
