@@ -320,22 +320,35 @@ def _untagged_calls(text: str, names: set[str]) -> tuple[str, list[ToolCall]]:
     decoder = json.JSONDecoder()
     calls: list[ToolCall] = []
     spans: list[tuple[int, int]] = []
-    i = 0
+    # Only a value at nesting depth 0 can be a call: an echoed tool result that was cut off
+    # (so it does not decode) must not have its nested objects read as calls.
+    depth, in_string, escaped, i = 0, False, False, 0
     while i < len(text):
-        if text[i] not in "{[":
-            i += 1
+        char = text[i]
+        if in_string:
+            escaped = char == "\\" and not escaped
+            in_string = escaped or char != '"'
+        elif char == '"':
+            in_string = depth > 0
+        elif char in "{[" and depth == 0:
+            try:
+                value, end = decoder.raw_decode(text, i)
+            except ValueError:
+                depth = 1  # a value that does not decode: skip what it nests
+                i += 1
+                continue
+            if _names_offered(value, names):
+                raw = text[i:end]
+                calls += [_to_call(item, raw) for item in (value if isinstance(value, list)
+                                                           else [value])]
+                spans.append((i, end))
+            i = end
             continue
-        try:
-            value, end = decoder.raw_decode(text, i)
-        except ValueError:
-            i += 1
-            continue
-        if _names_offered(value, names):
-            raw = text[i:end]
-            calls += [_to_call(item, raw) for item in (value if isinstance(value, list)
-                                                       else [value])]
-            spans.append((i, end))
-        i = end
+        elif char in "{[":
+            depth += 1
+        elif char in "}]" and depth > 0:
+            depth -= 1
+        i += 1
     if not calls:
         return text.strip(), []
     kept, last = [], 0
@@ -374,7 +387,24 @@ def parse_tool_calls(text: str, tools: list[ToolInfo] | list[str]) -> tuple[str,
     attempt = _ATTEMPT.search(text)
     if attempt and attempt.group(1) in names and "{" in text[: attempt.start()]:
         start = text.rfind("{", 0, attempt.start())
-        return text[:start].strip(), [
-            _error_call(text[start:], "the JSON does not decode", attempt.group(1))
-        ]
+        if _depth_at(text, start) == 0:  # the name sits in a top-level object: an attempt
+            return text[:start].strip(), [
+                _error_call(text[start:], "the JSON does not decode", attempt.group(1))
+            ]
     return text.strip(), []
+
+
+def _depth_at(text: str, pos: int) -> int:
+    """Brace/bracket nesting depth at ``pos`` (outside JSON strings)."""
+    depth, in_string, escaped = 0, False, False
+    for char in text[:pos]:
+        if in_string:
+            escaped = char == "\\" and not escaped
+            in_string = escaped or char != '"'
+        elif char == '"':
+            in_string = depth > 0  # quotes in prose around the JSON are not strings
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth = max(0, depth - 1)
+    return depth

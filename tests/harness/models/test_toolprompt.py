@@ -192,3 +192,16 @@ def test_native_messages_and_wire_messages_agree() -> None:
         {"role": "tool", "tool_call_id": "c1", "name": "add", "content": "3"},
     ])
     assert inspect_side == wire_side
+
+
+def test_nested_objects_of_a_cut_off_echo_are_not_calls() -> None:
+    """A small model echoing a tool result that names a tool inside, cut off mid-way: the
+    nested object must not become a call."""
+    echo = ('{\n "status": "ok",\n "history": [\n  {"name": "add", "arguments": {"x": 1, '
+            '"y": 2}},\n  {"name": "echo"')
+    content, calls = parse_tool_calls(echo, [ADD, ECHO])
+    assert calls == [] or all(c.parse_error for c in calls)
+    assert not [c for c in calls if c.parse_error is None]
+    # a complete echo naming no tool at its top level is plain text as well
+    whole = '{"status": "ok", "last": {"name": "add", "arguments": {"x": 1, "y": 2}}}'
+    assert parse_tool_calls(whole, [ADD]) == (whole, [])
