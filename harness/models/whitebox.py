@@ -16,7 +16,7 @@ folder, then loads it with ``local_files_only=True``::
                                         # a method from harness.models.hooks' registry
 
     inspect eval TASK --model whitebox/smollm2-135m         # this module's ModelAPI
-    python -m harness.models.whitebox                       # build the copy, print its DIR
+    python -m harness.models.whitebox [qwen2.5-coder-0.5b]  # build the copy, print its DIR
     HF_HUB_OFFLINE=1 inspect eval TASK --model hf/smollm2 -M model_path=DIR -M device=cpu
                                                             # Inspect's own hf/ provider
 
@@ -487,5 +487,7 @@ class _Batcher:
                     future.set_result(result)
 
 
-if __name__ == "__main__":  # `python -m harness.models.whitebox`: build the copy, print it
-    print(ensure_hf_copy())
+if __name__ == "__main__":  # `python -m harness.models.whitebox [NAME]`: build, print DIR
+    import sys
+
+    print(ladder_hf_copy(sys.argv[1]) if len(sys.argv) > 1 else ensure_hf_copy())
