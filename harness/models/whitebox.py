@@ -398,6 +398,12 @@ class WhiteBoxModelAPI(LocalModelAPI):
         """As many concurrent requests as one batch holds; the batcher groups them."""
         return self.batch_size
 
+    def tools_required(self) -> bool:
+        """Keep the tools when ``tool_choice="none"`` (Inspect drops them otherwise): a
+        template with a tools block still lists them, so the prompt keeps the conversation's
+        prefix, and no call is parsed from the reply. A template without one hides them."""
+        return True
+
     async def count_text_tokens(self, text: str) -> int:
         """Exact count with the model's tokenizer (never tiktoken)."""
         return len(self.lm.tokenizer(text, add_special_tokens=False).input_ids)

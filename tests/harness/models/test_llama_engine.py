@@ -62,3 +62,32 @@ def test_store_evicts_least_recently_used_past_its_budget() -> None:
     assert store.best(list(range(BLOCK)) + [999], limit=10 * BLOCK) == (
         tuple(range(BLOCK)), BLOCK)
     assert store.best(list(range(1, BLOCK + 1)), limit=10 * BLOCK) is None
+
+
+def test_tool_choice_none_keeps_the_tools_block_and_the_prefix() -> None:
+    """Inspect drops tools under ``tool_choice="none"`` unless the provider needs them; the
+    embedded provider keeps a native tools block so a closing no-tools turn (CausalGame's
+    report) re-uses the episode's prefix instead of re-processing it."""
+    import asyncio
+
+    from inspect_ai.model import ChatMessageUser, GenerateConfig, get_model
+    from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
+
+    import harness.models.providers  # noqa: F401
+    from harness.models import ladder
+
+    if not ladder.status(ladder.get("qwen2.5-coder-0.5b"))["ready"]:
+        pytest.skip("qwen2.5-coder-0.5b is not fetched")
+    add = ToolInfo(name="add", description="Add two integers.", parameters=ToolParams(
+        properties={"x": ToolParam(type="integer"), "y": ToolParam(type="integer")},
+        required=["x", "y"]))
+    model = get_model("embedded/qwen2.5-coder-0.5b")
+    config = GenerateConfig(max_tokens=8, temperature=0.0)
+    chat = [ChatMessageUser(content="Please add 2 and 3 with the tool. " * 20)]
+    first = asyncio.run(model.generate(chat, tools=[add], config=config))
+    chat += [first.message, ChatMessageUser(content="Now just say done.")]
+    last = asyncio.run(model.generate(chat, tools=[add], tool_choice="none", config=config))
+    assert not last.message.tool_calls
+    assert last.usage is not None and first.usage is not None
+    aligned = first.usage.input_tokens // BLOCK * BLOCK - BLOCK
+    assert (last.usage.input_tokens_cache_read or 0) >= aligned
