@@ -331,8 +331,10 @@ def _entry_stats(rows: pl.DataFrame, options: Options, bounded: bool) -> list[di
 
 def _item_matrix(rows: pl.DataFrame, entries: list[str]) -> NDArray[np.float64]:
     """(items x entries) per-item mean score (epochs averaged); NaN where not run."""
+    # items in a fixed order: the bootstrap resamples rows by index, so the same logs must
+    # give the same matrix (group_by alone returns groups in any order)
     wide = (rows.group_by("sample_id", "entry").agg(pl.col("score").mean())
-            .pivot(on="entry", index="sample_id", values="score"))
+            .pivot(on="entry", index="sample_id", values="score").sort("sample_id"))
     return np.column_stack([
         wide[e].cast(pl.Float64).fill_null(np.nan).to_numpy() for e in entries
     ]) if wide.height else np.empty((0, len(entries)))
