@@ -302,6 +302,9 @@ def _pip(*args: str) -> None:
     done = subprocess.run(cmd, check=False)
     if done.returncode != 0:
         raise LadderError(f"`{' '.join(cmd)}` failed with exit code {done.returncode}")
+    # the import system caches folder listings: without this, packages pip just added
+    # stay invisible to find_spec in this process
+    importlib.invalidate_caches()
 
 
 def remove(model: LadderModel) -> None:
