@@ -145,7 +145,8 @@ def run_all(runs: list[Run], journal: Path, dry_run: bool = False,
     """Run what is not done yet, in order; returns (run, outcome) for each run."""
     outcomes: list[tuple[Run, str]] = []
     for run in runs:
-        command = shlex.join(run.argv)
+        # as a user types it: no path of this machine in the journal or the output
+        command = shlex.join(["inspect", *run.argv[1:]])
         why = missing(run.needs)
         if why:
             echo(f"[skip] {run.name} / {run.label}: {why}")
