@@ -1,12 +1,15 @@
-"""What the ``inspect_ai`` entry point imports: every task, model API and sandbox we ship.
+"""What the ``inspect_ai`` entry point ``harness`` imports: the model APIs and sandboxes
+harness ships, and (through :func:`harness.registry.load_plugins`) every package that
+announces itself in the ``evalsuite`` entry-point group, so ``harness/<benchmark>`` tasks
+resolve although harness never imports a benchmark.
 
 Inspect loads this module on every ``inspect eval`` (and on model/sandbox lookups), so it
 must stay light: each imported module registers its objects with decorators and defers
 heavy imports (llama.cpp, torch, docker) until an object is actually used.
-
-Adding a provider, sandbox or benchmark is one import line here.
 """
 
-from harness import tasks as _tasks  # noqa: F401  (tasks as harness/<name>)
 from harness.models import providers as _providers  # noqa: F401  (model APIs)
+from harness.registry import load_plugins
 from harness.sandbox import bwrap as _bwrap  # noqa: F401  (sandbox: bwrap)
+
+load_plugins()

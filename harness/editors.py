@@ -1,4 +1,8 @@
-"""The one interface every knowledge editor implements.
+"""The one interface every knowledge editor implements, and the ``@editor`` registry.
+
+Why it lives in harness: benchmarks drive editors (MedVersa applies edits and probes) and
+methods implement them; both depend on this interface, neither on the other. A benchmark
+asks :func:`make_editor` for one by name, so a new editor is one module with ``@editor``.
 
 An editor holds a knowledge base of edits (``apply`` appends, ``reset`` empties it) and
 changes how the model is queried: black-box editors return a text ``context`` to put before
@@ -14,7 +18,15 @@ import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
+
+from harness.registry import get, names, register
+
+E = TypeVar("E", bound="type[Editor]")
+
+EditTriple = tuple[str, str, str]
+"""A training record for editors that learn: (edit prompt, its paraphrase, an unrelated
+locality prompt). Benchmarks pass their train split as these; editors never load data."""
 
 ALL_EDITS = -1
 """``retrieve`` result of editors that use every stored edit for every query (IKE)."""
@@ -36,6 +48,13 @@ class Editor(ABC):
     """Base class: a knowledge base of edits plus the way queries see it."""
 
     name: ClassVar[str] = "editor"
+
+    @classmethod
+    def build(cls, *, model: Any = None, tokenizer: Any = None,
+              train: Sequence[EditTriple] | None = None) -> Editor:
+        """A fresh editor. White-box editors take the HF ``model`` and ``tokenizer``; editors
+        that learn take ``train``. The default ignores all three."""
+        return cls()
 
     def __init__(self) -> None:
         self.edits: list[Edit] = []
@@ -90,3 +109,42 @@ class Editor(ABC):
     def answer(self, prompt: str, generate: Callable[[str], str]) -> str:
         """Black-box use: the edited query through any text-in/text-out ``generate``."""
         return generate(self.context(prompt) + prompt)
+
+
+def editor(name: str, *, whitebox: bool = False, extra: str | None = None,
+           summary: str | None = None) -> Callable[[E], E]:
+    """Register an :class:`Editor` subclass as ``-T editor=name``.
+
+    Args:
+        name: The editor's name.
+        whitebox: True when it needs the HF model (it hooks forward passes).
+        extra: The optional extra it needs, if any.
+        summary: One line for ``harness list`` (default: the class docstring's first line).
+    """
+
+    def decorate(cls: E) -> E:
+        register("editor", name, cls, summary=summary, extra=extra, whitebox=whitebox)
+        return cls
+
+    return decorate
+
+
+def editor_names() -> list[str]:
+    """Registered editor names, sorted."""
+    return names("editor")
+
+
+def is_whitebox(name: str) -> bool:
+    """True when editor ``name`` needs an HF model (``whitebox/`` or ``hf/``)."""
+    return bool(get("editor", name).meta.get("whitebox"))
+
+
+def make_editor(name: str, model: Any = None, tokenizer: Any = None, *,
+                train: Sequence[EditTriple] | None = None) -> Editor:
+    """A fresh editor by registered name (the error lists the registered ones)."""
+    entry = get("editor", name)
+    if entry.meta.get("whitebox") and (model is None or tokenizer is None):
+        raise ValueError(f"{name} is white-box: pass the HF model and tokenizer")
+    cls = entry.load()
+    built: Editor = cls.build(model=model, tokenizer=tokenizer, train=train)
+    return built

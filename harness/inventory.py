@@ -1,45 +1,67 @@
-"""What the suite ships, as data: the source of ``harness list``."""
+"""What the suite ships, as data: the source of ``harness list``.
+
+Everything comes from :mod:`harness.registry` (benchmarks, methods, policies) and the model
+ladder; a benchmark's headline metric and its direction come from its ``eval.yaml``. An entry
+whose optional extra is missing is listed with the ``pip install`` line instead of failing
+the listing.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from harness.registry import Entry, entries
+
+# how `harness list` has always grouped methods: the registry kind -> the listed kind
+_METHOD_KINDS: dict[str, str] = {
+    "agent": "agent", "whitebox_method": "model", "model": "model", "editor": "editor",
+    "recipe": "recipe",
+}
+
+
+def _target(entry: Entry) -> str:
+    if isinstance(entry.obj, str):
+        return entry.obj
+    obj = getattr(entry.obj, "__wrapped__", entry.obj)
+    return f"{entry.module}:{getattr(obj, '__qualname__', entry.name)}"
+
+
+def _benchmark_facts(name: str) -> dict[str, Any]:
+    """Headline metric, direction and paper from the benchmark's eval.yaml (when it has one)."""
+    try:
+        from harness import evalspec
+    except ImportError:  # pragma: no cover - evalspec ships with harness
+        return {}
+    try:
+        task = evalspec.spec_for_task(name)
+    except Exception as err:  # a malformed eval.yaml must not hide the rest of the listing
+        return {"eval_yaml_error": str(err)}
+    if task is None:
+        return {}
+    return evalspec.listing_facts(task)
+
 
 def _benchmarks() -> list[dict[str, Any]]:
-    from harness.tasks import BENCHMARKS
-
     return [
-        {"name": name, "task": f"harness/{name}", "path": _folder(target),
-         "status": "available", "summary": _first_doc_line(target)}
-        for name, target in BENCHMARKS.items()
+        {"name": e.name, "task": e.meta["task"], "path": e.meta["path"], "status": e.status,
+         "extra": e.extra, "summary": e.summary, **_benchmark_facts(e.name)}
+        for e in entries("benchmark")
     ]
 
 
-def _folder(target: str) -> str:
-    """The benchmark's folder (``benchmarks/probes`` for ``benchmarks.probes.passkey:...``),
-    which is what ``inspect eval`` takes; several tasks may share one folder."""
-    return "/".join(target.split(":")[0].split(".")[:-1])
-
-
-def _first_doc_line(target: str) -> str:
-    import importlib
-
-    module = importlib.import_module(target.split(":")[0])
-    doc = (module.__doc__ or "").strip().splitlines()
-    return doc[0] if doc else ""
-
-
 def _methods() -> list[dict[str, Any]]:
-    from methods.registry import METHODS
-
-    return [{"name": m.name, "kind": m.kind, "target": m.target, "status": m.status,
-             "summary": m.summary} for m in METHODS]
+    rows = []
+    for kind in ("agent", "whitebox_method", "model", "editor", "recipe"):
+        for e in entries(kind):  # type: ignore[arg-type]
+            if kind == "whitebox_method" and e.name == "plain":
+                continue  # the decode loop itself, not a method
+            rows.append({"name": e.name, "kind": _METHOD_KINDS[kind], "target": _target(e),
+                         "status": e.status, "extra": e.extra, "summary": e.summary})
+    return rows
 
 
 def _models() -> list[dict[str, Any]]:
-    import harness.tasks  # noqa: F401  (benchmarks register their reference policies)
     from harness.models import ladder
-    from harness.models.scripted import get_policy, list_policies
 
     rows: list[dict[str, Any]] = []
     for model in ladder.LADDER:
@@ -48,15 +70,16 @@ def _models() -> list[dict[str, Any]]:
         rows += [
             {"name": f"embedded/{model.name}", "status": status,
              "summary": f"{model.title} through llama.cpp, in process, offline"},
-            {"name": f"whitebox/{model.name}", "status": status,
-             "summary": "the same weights through transformers: logits, hidden states, KV"},
+            {"name": f"whitebox/{model.name}",
+             "status": status,
+             "summary": "the same weights through transformers: logits, hidden states, KV"
+                        " (needs the cpu extra)"},
             {"name": f"openai-api/evalsuite/{model.name}", "status": status,
              "summary": f"harness serve {model.name}: OpenAI-compatible, tool calls on the wire"},
         ]
-    for policy in list_policies():
-        doc = (get_policy(policy).__doc__ or "").strip().splitlines()
-        rows.append({"name": f"scripted/{policy}", "status": "available",
-                     "summary": doc[0] if doc else "scripted policy"})
+    for e in entries("policy"):
+        rows.append({"name": f"scripted/{e.name}", "status": e.status,
+                     "summary": e.summary or "scripted policy"})
     rows += [
         {"name": "hf/<model>", "status": "gpu or cpu",
          "summary": "Inspect's transformers provider (-M model_path=DIR -M device=cuda:0)"},
@@ -67,10 +90,14 @@ def _models() -> list[dict[str, Any]]:
 
 
 def _sandboxes() -> list[dict[str, Any]]:
+    import shutil
+
+    bwrap = "available" if shutil.which("bwrap") else "needs apt-get install bubblewrap"
+    docker = "available" if shutil.which("docker") else "needs Docker Engine >= 24 + compose v2"
     return [
-        {"name": "bwrap", "status": "available",
+        {"name": "bwrap", "status": bwrap,
          "summary": "bubblewrap: no network, read-only system, per-sample work dir, limits"},
-        {"name": "docker", "status": "available",
+        {"name": "docker", "status": docker,
          "summary": "Inspect's docker/compose sandbox; offline base image via "
                     "`harness sandbox build-base`"},
         {"name": "local", "status": "available",

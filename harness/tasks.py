@@ -1,65 +1,83 @@
-"""Every benchmark's task, registered again under the ``harness/`` namespace.
+"""``@benchmark``: a benchmark's task, registered in the suite and as ``harness/<name>``.
 
 Inspect names a registered object after the top-level package its function lives in, so a
 task defined in ``benchmarks/arithmetic/arithmetic.py`` is ``benchmarks/arithmetic``. The
-installed suite promises ``inspect eval harness/<name>``; this module re-registers each
+installed suite promises ``inspect eval harness/<name>``; the decorator re-registers the
 benchmark's task function (same signature, same docstring, so ``-T`` args and ``inspect
-list`` keep working) with ``harness`` as its package. Adding a benchmark is one line in
-``BENCHMARKS``.
+list`` keep working) with ``harness`` as its package, and records the benchmark in
+:mod:`harness.registry` with its folder (where its ``eval.yaml`` lives). Adding a benchmark
+is its task file with one more decorator line::
+
+    @benchmark("arithmetic")
+    @task
+    def arithmetic(...) -> Task: ...
+
+and one import line in ``benchmarks/_registry.py``.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
+import sys
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 from inspect_ai import task
 
-# name -> "module:function" of the benchmark's @task (imported when registered).
-BENCHMARKS: dict[str, str] = {
-    "arithmetic": "benchmarks.arithmetic.arithmetic:arithmetic",
-    "causalgame": "benchmarks.causalgame.causalgame:causalgame_all",
-    "worldtravel": "benchmarks.worldtravel.worldtravel:worldtravel",
-    "medversa": "benchmarks.medversa.medversa:medversa",
-    "formulacode": "benchmarks.formulacode.formulacode:formulacode",
-    "passkey": "benchmarks.probes.passkey:passkey",
-    "esamp_arith": "benchmarks.probes.esamp_arith:esamp_arith",
-    "mvr_workload": "benchmarks.probes.mvr_workload:mvr_workload",
-    "worldtravel_webscape": "benchmarks.worldtravel_webscape.worldtravel_webscape:worldtravel_webscape",  # noqa: E501
-    "circle_packing": "benchmarks.open_problems.open_problems:circle_packing",
-    "first_autocorrelation": "benchmarks.open_problems.open_problems:first_autocorrelation",
-}
+from harness.registry import folder_of, register
 
-# modules that register scripted reference policies (``scripted/<policy>``) for benchmarks
-POLICY_MODULES: tuple[str, ...] = (
-    "benchmarks.arithmetic.policies",
-    "benchmarks.causalgame.policies",
-    "benchmarks.worldtravel.policies",
-    "benchmarks.medversa.policies",
-    "benchmarks.worldtravel_webscape.policies",
-    "benchmarks.open_problems.policies",
-    "methods.agents.lightwm_policies",
-)
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _reexport(name: str, target: str) -> Callable[..., Any]:
-    module_name, func_name = target.split(":")
-    original = getattr(importlib.import_module(module_name), func_name)
+def _module_summary(fn: Callable[..., Any]) -> str:
+    module = sys.modules.get(fn.__module__)
+    doc = ((module.__doc__ if module else None) or "").strip().splitlines()
+    return doc[0] if doc else ""
+
+
+def _package_path(folder: Path) -> str:
+    """``benchmarks/probes`` for a folder inside the ``benchmarks`` package: the path from the
+    first folder above it that is not a package (what ``inspect eval`` takes from the repo
+    root). Computed from files, because Inspect may load a task file under another name."""
+    root = folder
+    while (root / "__init__.py").is_file() and root.parent != root:
+        root = root.parent
+    return folder.relative_to(root).as_posix()
+
+
+def _harness_alias(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     # the @task wrapper keeps the user's function as __wrapped__; re-register that
-    inner = getattr(original, "__wrapped__", original)
+    inner = getattr(fn, "__wrapped__", fn)
 
     @functools.wraps(inner)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         return inner(*args, **kwargs)
 
     wrapper.__module__ = __name__  # registry namespace comes from the defining module
-    return task(name=name)(wrapper)
+    alias = task(name=name)(wrapper)
+    globals()[name] = alias  # reachable as harness.tasks.<name>, like any @task
+    return alias
 
 
-for _name, _target in BENCHMARKS.items():
-    globals()[_name] = _reexport(_name, _target)
+def benchmark(
+    name: str, *, extra: str | None = None, summary: str | None = None
+) -> Callable[[F], F]:
+    """Register a benchmark's ``@task`` function as benchmark ``name`` and ``harness/<name>``.
 
-for _module in POLICY_MODULES:
-    importlib.import_module(_module)
+    Args:
+        name: The benchmark's name (``harness/<name>``, ``harness list``, ``eval.yaml``).
+        extra: The optional extra it needs (``"web"``), if any.
+        summary: One line for ``harness list`` (default: the module docstring's first line).
+    """
+
+    def decorate(fn: F) -> F:
+        alias = _harness_alias(name, fn)
+        folder = folder_of(fn)
+        register(
+            "benchmark", name, fn, summary=summary or _module_summary(fn), extra=extra,
+            task=f"harness/{name}", folder=folder, path=_package_path(folder), alias=alias,
+        )
+        return fn
+
+    return decorate

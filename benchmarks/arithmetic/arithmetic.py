@@ -21,6 +21,7 @@ from inspect_ai.tool import Tool, python
 from benchmarks.arithmetic.scorer import exact_integer
 from benchmarks.arithmetic.tools import calculator
 from environments.arithmetic import generate_problems
+from harness.tasks import benchmark
 from harness.tool_validity import tool_call_validity
 
 DEFAULT_N = 20
@@ -71,6 +72,7 @@ def _solver(agent: str, tools: list[Tool]) -> Solver:
     raise ValueError(f"unknown agent {agent!r}: use 'react' or 'generate'")
 
 
+@benchmark("arithmetic")
 @task
 def arithmetic(
     n: int = DEFAULT_N,

@@ -37,7 +37,8 @@ from benchmarks.medversa.scorer import medversa_scorer
 from benchmarks.medversa.whitebox import WhiteBoxRunner
 from environments.medversa.load import load_dataset
 from environments.medversa.schema import EditCase
-from methods.editors import EDITOR_NAMES, WHITEBOX_ONLY, make_editor
+from harness.editors import EditTriple, editor_names, is_whitebox, make_editor
+from harness.tasks import benchmark
 
 DEFAULT_DATA = "sample"
 DEFAULT_EDITOR = "ike"
@@ -59,6 +60,12 @@ def record_to_sample(unit: list[EditCase], protocol: str, index: int) -> Sample:
         target=unit[0].target_new if len(unit) == 1 else "",
         metadata={"cases": [c.to_record() for c in unit], "protocol": protocol},
     )
+
+
+def editor_train() -> list[EditTriple]:
+    """What editors that learn (``retrieval``, ``medrek``) train their projection on: the
+    shipped sample set's (edit prompt, paraphrase, first locality prompt) triples."""
+    return [(c.prompt, c.rephrase_prompt, c.locality[0].prompt) for c in load_dataset("sample")]
 
 
 _RUNNERS: dict[int, tuple[WhiteBoxRunner, threading.Lock]] = {}
@@ -90,15 +97,16 @@ def edit_and_probe(editor: str, protocol: Protocol, fluency_tokens: int, seed: i
 
             def run() -> Any:
                 with lock:
-                    ed = make_editor(editor, runner.model, runner.tokenizer)
+                    ed = make_editor(editor, runner.model, runner.tokenizer,
+                                     train=editor_train())
                     return run_whitebox_unit(runner, ed, cases, protocol, fluency_tokens, seed)
 
             result = await asyncio.to_thread(run)
             variant = WB_LABEL
         else:
-            if editor in WHITEBOX_ONLY:
+            if is_whitebox(editor):
                 raise ValueError(f"editor {editor!r} needs an HF model (whitebox/ or hf/)")
-            ed = await asyncio.to_thread(make_editor, editor)
+            ed = await asyncio.to_thread(lambda: make_editor(editor, train=editor_train()))
             config = GenerateConfig(temperature=0.0, max_tokens=BB_MAX_TOKENS)
 
             async def ask(context: str, query: str) -> str:
@@ -120,6 +128,7 @@ def edit_and_probe(editor: str, protocol: Protocol, fluency_tokens: int, seed: i
     return solve
 
 
+@benchmark("medversa")
 @task
 def medversa(
     editor: str = DEFAULT_EDITOR,
@@ -134,7 +143,8 @@ def medversa(
     """MedVersa knowledge editing with one editor under one protocol.
 
     Args:
-        editor: none, ike, retrieval or medrek (medrek: HF models only).
+        editor: A registered editor (``harness list``): none, ike, retrieval or medrek
+            (medrek: HF models only).
         protocol: single (one edit per unit), batch (``batch_size`` edits applied at once,
             final short batch kept) or sequential (``batch_size`` edits applied one by one,
             remainder dropped).
@@ -146,8 +156,8 @@ def medversa(
         fluency: Sample continuations for the n-gram-entropy fluency metric (white-box).
         fluency_tokens: New tokens per fluency continuation (spec: 100).
     """
-    if editor not in EDITOR_NAMES:
-        raise ValueError(f"editor must be one of {EDITOR_NAMES}, got {editor!r}")
+    if editor not in editor_names():
+        raise ValueError(f"editor must be one of {', '.join(editor_names())}, got {editor!r}")
     units = make_units(load_dataset(data), protocol, batch_size, seed, n)
     samples = [record_to_sample(u, protocol, i) for i, u in enumerate(units)]
     return Task(

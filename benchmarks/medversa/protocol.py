@@ -29,7 +29,7 @@ from environments.medversa.metrics import (
     token_accuracy,
 )
 from environments.medversa.schema import EditCase
-from methods.editors.base import ALL_EDITS, Edit, Editor
+from harness.editors import ALL_EDITS, Edit, Editor
 
 Protocol = Literal["single", "batch", "sequential"]
 BB_LABEL = "MedVersa-BB (text-match deviation)"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from environments.medversa.metrics import TeacherForced, teacher_forced
-from methods.editors.base import Editor
+from harness.editors import Editor
 
 DEFAULT_BATCH = 16
 

@@ -24,10 +24,14 @@ from benchmarks.open_problems.scorer import verified_objective
 from benchmarks.open_problems.tools import DEFAULT_TIMEOUT_S, evaluate_program
 from environments.open_problems import get_problem
 from environments.open_problems.problems import SOLUTION_FILE
+from harness.registry import get
+from harness.tasks import benchmark
 
 DEFAULT_STEPS = 10
 DEFAULT_PARENTS_PER_STEP = 4
 DEFAULT_RESPONSES_PER_PARENT = 2
+DEFAULT_SOLVER = "thetaevolve"
+"""The registered agent (``harness list``) that evolves the program by default."""
 SANDBOX_CONFIG = Path(__file__).parent / "sandbox.yaml"
 
 INSTRUCTIONS = (
@@ -55,8 +59,8 @@ def problem_sample(problem: str, timeout: int = DEFAULT_TIMEOUT_S) -> Sample:
 
 def _default_solver(steps: int, parents_per_step: int, responses_per_parent: int,
                     time_limit_s: float | None) -> Solver:
-    from methods.agents.thetaevolve import thetaevolve  # the method this benchmark came with
-
+    # the method this benchmark came with, through the registry (benchmarks import no method)
+    thetaevolve = get("agent", DEFAULT_SOLVER).load()
     return thetaevolve(steps=steps, parents_per_step=parents_per_step,
                        responses_per_parent=responses_per_parent, time_limit_s=time_limit_s)
 
@@ -81,6 +85,7 @@ def open_problem(
     )
 
 
+@benchmark("circle_packing")
 @task
 def circle_packing(
     steps: int = DEFAULT_STEPS,
@@ -102,6 +107,7 @@ def circle_packing(
                         time_limit_s, timeout)
 
 
+@benchmark("first_autocorrelation")
 @task
 def first_autocorrelation(
     steps: int = DEFAULT_STEPS,

@@ -29,6 +29,8 @@ from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from harness.tasks import benchmark
+
 DEFAULT_N = 16
 DEFAULT_K = 4
 DEFAULT_SEED = 0
@@ -120,6 +122,7 @@ def pass_at_k() -> Scorer:
     return score
 
 
+@benchmark("esamp_arith")
 @task
 def esamp_arith(
     n: int = DEFAULT_N,

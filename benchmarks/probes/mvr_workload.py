@@ -32,6 +32,7 @@ from inspect_ai.solver import TaskState, generate
 from benchmarks.arithmetic.arithmetic import record_to_sample
 from environments.arithmetic import evaluate, generate_problems
 from harness.factorial.interventions import apply
+from harness.tasks import benchmark
 
 DEFAULT_N = 24
 DEFAULT_SEED = 0
@@ -107,6 +108,7 @@ def cache_outcome() -> Scorer:
     return score
 
 
+@benchmark("mvr_workload")
 @task
 def mvr_workload(n: int = DEFAULT_N, seed: int = DEFAULT_SEED) -> Task:
     """Paraphrases, exact repeats and near misses of arithmetic items for a semantic cache.

@@ -32,7 +32,8 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState, generate
 
-from benchmarks.probes.passkey_gen import make_items
+from environments.probes.passkey import make_items
+from harness.tasks import benchmark
 
 DEFAULT_N = 20
 DEFAULT_SEED = 0
@@ -44,7 +45,7 @@ KV_KEYS = ("kv_bytes", "kv_bytes_full", "kv_ratio", "agreement", "exact")
 
 
 def record_to_sample(record: dict[str, Any]) -> Sample:
-    """One :class:`~benchmarks.probes.passkey_gen.PasskeyItem` record as a sample."""
+    """One :class:`~environments.probes.passkey.PasskeyItem` record as a sample."""
     return Sample(
         id=record["id"],
         input=f"{record['context']}\n\n{record['question']}",
@@ -84,6 +85,7 @@ def kv_stats() -> Scorer:
     return score
 
 
+@benchmark("passkey")
 @task
 def passkey(
     n: int = DEFAULT_N,

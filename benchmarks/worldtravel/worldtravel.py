@@ -30,6 +30,7 @@ from benchmarks.worldtravel.tools import world_tools
 from environments.worldtravel.analysis import bucket
 from environments.worldtravel.plan import PLAN_SCHEMA_TEXT
 from environments.worldtravel.store import shipped_scenarios
+from harness.tasks import benchmark
 from harness.tool_validity import tool_call_validity
 
 ConstraintMode = Literal["hidden", "given"]
@@ -73,6 +74,7 @@ def record_to_sample(record: dict[str, Any], constraints: str = DEFAULT_CONSTRAI
     )
 
 
+@benchmark("worldtravel")
 @task
 def worldtravel(
     constraints: ConstraintMode = DEFAULT_CONSTRAINTS,

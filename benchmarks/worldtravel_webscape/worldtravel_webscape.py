@@ -32,6 +32,7 @@ from benchmarks.worldtravel.worldtravel import record_to_sample as text_record_t
 from environments.worldtravel.site import public_dir
 from environments.worldtravel.store import shipped_scenarios, shipped_world
 from harness.browser import StaticSiteServer, browser_cleanup, browser_setup, browser_tools
+from harness.tasks import benchmark
 from harness.tool_validity import tool_call_validity
 
 DEFAULT_VISION = True
@@ -65,6 +66,7 @@ async def start_site(state: TaskState) -> tuple[str, Any]:
     return server.origin, stop
 
 
+@benchmark("worldtravel_webscape", extra="web")
 @task
 def worldtravel_webscape(
     vision: bool = DEFAULT_VISION,

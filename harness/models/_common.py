@@ -11,8 +11,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from inspect_ai.model import ChatMessageAssistant, GenerateConfig, ModelAPI, ModelOutput, ModelUsage
-from inspect_ai.model._model_output import ChatCompletionChoice, StopReason
+from inspect_ai.model import (
+    ChatCompletionChoice,
+    ChatMessageAssistant,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+    StopReason,
+)
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
 from harness.models.toolprompt import parse_tool_calls

@@ -33,8 +33,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, ModelUsage
-from inspect_ai.model._model_call import ModelCall
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelCall, ModelOutput, ModelUsage
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from harness.models._common import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS

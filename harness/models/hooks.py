@@ -18,15 +18,19 @@ method asked for (``hidden_layers``), the outputs of named submodules it asked f
 transformers ``Cache``) after that forward. Returning a cache from ``after_prefill`` /
 ``after_step`` replaces the one the loop continues from (compression, eviction).
 
-The registry maps a name to ``"module:factory"`` so resolving never imports torch early.
-``-M method=NAME`` on ``whitebox/`` resolves NAME here, and every other ``-M`` arg the
-provider does not know goes to the factory as a keyword (``-M method=esamp -M beta=0.5``
-calls ``ESamp(beta=0.5)``). Register a method with ONE line, either in :data:`METHODS`
-below or at run time::
+Methods live in the suite's one registry (:mod:`harness.registry`, kind
+``whitebox_method``). ``-M method=NAME`` on ``whitebox/`` resolves NAME there, and every
+other ``-M`` arg the provider does not know goes to the factory as a keyword
+(``-M method=esamp -M beta=0.5`` calls ``ESamp(beta=0.5)``). Register a method with ONE
+decorator on its class::
 
-    from harness.models.hooks import register_method
-    register_method("xkv", "methods.kv.xkv:XKV")        # lazy "module:attr" or a callable
-    resolve_method("xkv", rank=32)                        # -> a Method instance
+    @whitebox_method("esamp")
+    class ESamp(Method): ...
+
+    resolve_method("esamp", beta=0.1)                    # -> a Method instance
+
+(a module that imports torch at module level is declared by import path in its package's
+plugin module instead, so listing never imports torch).
 
 ``-M method=package.module:Factory`` also works without registering. Per-request results
 reach Inspect through ``state.data["metadata"]`` (a dict): the ``whitebox/`` provider merges
@@ -36,19 +40,20 @@ Directly, without Inspect: ``lm.generate_batch(prompts, method=resolve_method("e
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+from harness.registry import find, names, register, resolve_target
 
 __all__ = [
-    "METHODS",
     "Method",
     "RequestState",
     "StepView",
     "method_names",
     "register_method",
     "resolve_method",
+    "whitebox_method",
 ]
 
 
@@ -126,33 +131,33 @@ class Method:
 
 
 MethodFactory = Callable[..., Method]
-
-METHODS: dict[str, str | MethodFactory] = {
-    "plain": "harness.models.hooks:Method",
-    "esamp": "methods.models.esamp:ESamp",
-    "xkv": "methods.kv.xkv:XKV",
-    "arborkv": "methods.kv.arbor:ArborKV",
-    "scd": "methods.kv.scd:SCD",
-}
-"""name -> ``"module:factory"`` (imported on first use) or a factory. One line per method."""
+M = TypeVar("M", bound=Callable[..., Method])
 
 
-def register_method(name: str, factory: str | MethodFactory) -> None:
-    """Make ``-M method=name`` resolve to ``factory`` (a ``"module:attr"`` or a callable)."""
-    METHODS[name] = factory
+def whitebox_method(
+    name: str, *, extra: str | None = "cpu", summary: str | None = None
+) -> Callable[[M], M]:
+    """Register a :class:`Method` subclass (or factory) as ``-M method=name`` on
+    ``whitebox/``. White-box methods need torch, hence ``extra="cpu"`` by default."""
+
+    def decorate(factory: M) -> M:
+        register("whitebox_method", name, factory, summary=summary, extra=extra)
+        return factory
+
+    return decorate
+
+
+register("whitebox_method", "plain", Method, summary="No method: the plain decode loop")
+
+
+def register_method(name: str, factory: MethodFactory) -> None:
+    """Make ``-M method=name`` resolve to ``factory`` at run time (no decorator needed)."""
+    register("whitebox_method", name, factory, extra=None)
 
 
 def method_names() -> list[str]:
     """Registered method names, sorted."""
-    return sorted(METHODS)
-
-
-def _load(target: str) -> MethodFactory:
-    module_name, _, attr = target.partition(":")
-    if not attr:
-        raise ValueError(f"method target {target!r} is not 'module:attr'")
-    factory: MethodFactory = getattr(importlib.import_module(module_name), attr)
-    return factory
+    return names("whitebox_method")
 
 
 def resolve_method(name: str | Method | None, **options: Any) -> Method:
@@ -166,10 +171,14 @@ def resolve_method(name: str | Method | None, **options: Any) -> Method:
             raise ValueError(f"options {sorted(options)} given with a Method instance")
         return name
     key = name or "plain"
-    target = METHODS.get(key, key if ":" in key else None)
-    if target is None:
-        raise ValueError(f"unknown whitebox method {key!r}; registered: {method_names()}")
-    factory = _load(target) if isinstance(target, str) else target
+    factory: MethodFactory
+    if ":" in key:
+        factory = resolve_target(key)
+    else:
+        entry = find("whitebox_method", key)
+        if entry is None:
+            raise ValueError(f"unknown whitebox method {key!r}; registered: {method_names()}")
+        factory = entry.load()
     try:
         method = factory(**options)
     except TypeError as err:

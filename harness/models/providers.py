@@ -7,11 +7,12 @@ Inspect matches the API name unqualified, so these work from the CLI and ``get_m
     --model embedded/any -M model_path=FILE.gguf
     --model whitebox/smollm2-135m      the same weights through transformers (torch, hidden states)
     --model whitebox/smollm2-135m -M method=esamp -M beta=0.1   a white-box method (hooks)
-    --model mvrcache/<provider>/<model> -M delta=0.1   semantic cache in front of any model
 
-This module is imported on every ``inspect eval``, so it stays light: each factory imports
-its provider module only when Inspect asks for that API, and the provider modules import
-llama_cpp / torch / transformers only when a model is constructed.
+Method packages register their own model APIs through their entry point (``methods``
+registers ``mvrcache/<provider>/<model>``). This module is imported on every
+``inspect eval``, so it stays light: each factory imports its provider module only when
+Inspect asks for that API, and the provider modules import llama_cpp / torch /
+transformers only when a model is constructed.
 """
 
 from __future__ import annotations
@@ -42,10 +43,3 @@ def whitebox() -> type[ModelAPI]:
 
     return WhiteBoxModelAPI
 
-
-@modelapi(name="mvrcache")
-def mvrcache() -> type[ModelAPI]:
-    """MVR-cache: a multi-vector semantic cache in front of any model (mvrcache/<model>)."""
-    from methods.models.mvrcache import MVRCacheAPI
-
-    return MVRCacheAPI

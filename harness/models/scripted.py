@@ -18,7 +18,7 @@ Benchmarks register their oracle policies the same way (public API)::
         return "the known answer"          # or a ModelOutput, a ToolCall or a list[ToolCall]
 
 A policy module that is not imported by the time the model is created can be named with
-``-M policy_module=benchmarks.foo.oracle``; it is imported before the policy is looked up.
+``-M policy_module=mypackage.oracle``; it is imported before the policy is looked up.
 
 Why not ``mockllm/``: mockllm without explicit ``usage`` counts tokens with tiktoken, which
 downloads its encoding and fails offline. Every output here carries ``usage`` computed by a
@@ -43,13 +43,14 @@ from inspect_ai.model import (
     ChatMessageTool,
     ChatMessageUser,
     GenerateConfig,
+    ModelCall,
     ModelOutput,
     ModelUsage,
 )
-from inspect_ai.model._model_call import ModelCall
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
 from harness.models._common import LocalModelAPI, assistant_output, make_usage
+from harness.registry import find, names, register
 
 PolicyResult: TypeAlias = ModelOutput | str | ToolCall | list[ToolCall]
 """What a policy may return: full output, plain text, or one/many tool calls."""
@@ -60,15 +61,13 @@ Policy: TypeAlias = Callable[
 ]
 """A policy: ``(input, tools, config, args) -> PolicyResult`` (sync or async)."""
 
-_POLICIES: dict[str, Policy] = {}
-
-
 def scripted_policy(name: str) -> Callable[[Policy], Policy]:
     """Register ``fn`` as the policy served by ``scripted/<name>``.
 
     The decorated function keeps working as a plain function (handy in unit tests).
-    Registering a name twice replaces the first policy, so a module reloaded by a test
-    runner does not fail.
+    Policies live in the suite's registry (:mod:`harness.registry`, kind ``policy``).
+    Registering a name again from the same module replaces it, so a module reloaded by a
+    test runner does not fail.
 
     Args:
         name: Policy name, i.e. the model name after ``scripted/``.
@@ -76,27 +75,28 @@ def scripted_policy(name: str) -> Callable[[Policy], Policy]:
     if not name or "/" in name:
         raise ValueError(f"invalid scripted policy name {name!r}")
 
-    def register(fn: Policy) -> Policy:
-        _POLICIES[name] = fn
+    def decorate(fn: Policy) -> Policy:
+        register("policy", name, fn)
         return fn
 
-    return register
+    return decorate
 
 
 def list_policies() -> list[str]:
     """Names of all registered policies, sorted (for error messages and `harness list`)."""
-    return sorted(_POLICIES)
+    return names("policy")
 
 
 def get_policy(name: str) -> Policy:
     """Look up a registered policy, with the known names in the error if it is missing."""
-    try:
-        return _POLICIES[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown scripted policy {name!r}; known: {', '.join(list_policies())} "
-            "(a benchmark's policy may need -M policy_module=<module that registers it>)"
-        ) from None
+    entry = find("policy", name)
+    if entry is not None:
+        policy: Policy = entry.obj
+        return policy
+    raise ValueError(
+        f"unknown scripted policy {name!r}; known: {', '.join(list_policies())} "
+        "(a benchmark's policy may need -M policy_module=<module that registers it>)"
+    )
 
 
 # ----------------------------------------------------------------------------- token rule
@@ -336,7 +336,8 @@ class ScriptedModelAPI(LocalModelAPI):
             importlib.import_module(str(policy_module))
         self.policy_args: dict[str, Any] = model_args
         # resolved lazily too, so policies registered after model creation still work
-        self._policy: Policy | None = _POLICIES.get(self.model_name)
+        entry = find("policy", self.model_name)
+        self._policy: Policy | None = entry.obj if entry is not None else None
 
     def _resolve(self) -> Policy:
         if self._policy is None:

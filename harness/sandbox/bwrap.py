@@ -380,10 +380,10 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
 
     @classmethod
     async def task_init(cls, task_name: str, config: SandboxEnvironmentConfigType | None) -> None:
-        from inspect_ai._util.error import PrerequisiteError
+        from harness.inspect_compat import prerequisite_error
 
         if _binaries() is None:
-            raise PrerequisiteError(
+            raise prerequisite_error(
                 "The bwrap sandbox needs bubblewrap and util-linux (prlimit, setpriv): "
                 "apt-get install bubblewrap util-linux"
             )

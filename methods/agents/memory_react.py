@@ -34,6 +34,8 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool
 
+from harness.registry import agent_method
+
 DEFAULT_MAX_TURNS = 30
 DEFAULT_WINDOW = 6
 DEFAULT_SUMMARY_CHARS = 3000
@@ -166,6 +168,12 @@ def _react_over_task_tools(state: TaskState, max_turns: int, model: Agent | None
     )
 
 
+@agent_method(
+    "react",
+    summary=(
+        "Inspect's react() loop with submit over the task's own tools (baseline)"
+    ),
+)
 @solver
 def task_react(max_turns: int = DEFAULT_MAX_TURNS, max_tokens: int | None = None) -> Solver:
     """Inspect's ``react()`` over the task's tools, stopped after ``max_turns`` model turns.
@@ -183,6 +191,12 @@ def task_react(max_turns: int = DEFAULT_MAX_TURNS, max_tokens: int | None = None
     return solve
 
 
+@agent_method(
+    "react-memory",
+    summary=(
+        "react() over the task's tools with a running-summary memory (LightWM baseline)"
+    ),
+)
 @solver
 def memory_react(
     window: int = DEFAULT_WINDOW,

@@ -63,6 +63,7 @@ from inspect_ai.tool import Tool, ToolDef
 from inspect_ai.util import display_counter
 from pydantic import JsonValue
 
+from harness.registry import agent_method
 from methods.agents.evolve.database import Database, Program
 from methods.agents.evolve.diff import DiffError, apply_diff, parse_diff
 from methods.agents.evolve.journal import Journal
@@ -127,6 +128,13 @@ class EvolveConfig:
         return self.seed + step * 1000 + slot
 
 
+@agent_method(
+    "thetaevolve",
+    summary=(
+        "ThetaEvolve program evolution: islands, batched SEARCH/REPLACE diffs, "
+        "sandboxed evaluation, lazy penalties, resumable journal"
+    ),
+)
 @solver
 def thetaevolve(
     steps: int = 10,

@@ -23,7 +23,7 @@ import contextlib
 from collections.abc import Hashable, Iterator, Sequence
 from typing import Any
 
-from methods.editors.base import Edit
+from harness.editors import Edit, Editor, EditTriple, editor
 from methods.editors.retrieval import RetrievalEditor, Retriever
 
 
@@ -48,18 +48,29 @@ def base_model(model: Any) -> Any:
     return inner
 
 
+@editor("medrek", whitebox=True, extra="cpu",
+        summary="White-box MedREK: retrieved edit as a soft prompt via forward hooks (HF models)")
 class SoftPromptEditor(RetrievalEditor):
     """Retrieval + soft-prompt injection at layer 0 (white-box only: no text context)."""
 
     name = "medrek"
 
     def __init__(self, model: Any, tokenizer: Any, retriever: Retriever | None = None,
-                 encoder: PromptEncoder | None = None) -> None:
-        super().__init__(retriever)
+                 encoder: PromptEncoder | None = None,
+                 train: Sequence[EditTriple] | None = None) -> None:
+        super().__init__(retriever, train)
         self.model = model
         self.tokenizer = tokenizer
         self.encoder = encoder or PromptEncoder(int(model.config.hidden_size))
         self.soft_prompts: list[Any] = []
+
+    @classmethod
+    def build(cls, *, model: Any = None, tokenizer: Any = None,
+              train: Sequence[EditTriple] | None = None) -> Editor:
+        """The white-box editor on ``model`` with a retriever trained on ``train``."""
+        if model is None or tokenizer is None:
+            raise ValueError("medrek is white-box: pass the HF model and tokenizer")
+        return cls(model, tokenizer, train=train)
 
     def _added(self, edits: list[Edit]) -> None:
         import torch

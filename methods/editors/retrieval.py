@@ -15,6 +15,7 @@ so its length acts as a learned, direction-dependent threshold.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from methods.editors.base import Edit, Editor
+from harness.editors import Edit, Editor, EditTriple, editor
 
 DEFAULT_TEMPERATURE = 0.05
 DEFAULT_STEPS = 100
@@ -214,28 +215,47 @@ def default_encoder() -> Encoder:
     return MiniLM.shared()
 
 
-def default_projection(train: Sequence[TrainTriple] | None = None, key: str = "sample",
+def default_projection(train: Sequence[TrainTriple | EditTriple], key: str | None = None,
                        steps: int = DEFAULT_STEPS) -> Projection:
-    """A projection trained once per process per ``key`` (default: the shipped sample set)."""
+    """A projection trained once per process per training set (``key``: default, a digest
+    of the triples). The caller supplies the train split: editors never load data."""
+    triples = [t if isinstance(t, TrainTriple) else TrainTriple(*t) for t in train]
+    if not triples:
+        raise ValueError("the retrieval projection needs at least one training triple")
+    if key is None:
+        digest = hashlib.sha256()
+        for t in triples:
+            digest.update("\x1f".join((t.prompt, t.rephrase, t.locality)).encode() + b"\x1e")
+        key = f"{digest.hexdigest()[:16]}:{steps}"
     with _DEFAULT_LOCK:
         if key not in _DEFAULT:
-            if train is None:
-                from environments.medversa import load_dataset
-
-                train = [TrainTriple(c.prompt, c.rephrase_prompt, c.locality[0].prompt)
-                         for c in load_dataset("sample")]
-            _DEFAULT[key] = train_projection(train, default_encoder(), steps=steps)
+            _DEFAULT[key] = train_projection(triples, default_encoder(), steps=steps)
         return _DEFAULT[key]
 
 
+@editor("retrieval", extra="cpu",
+        summary="MedREK-style key-aware retrieval (MiniLM + trained projection + prototype gate)")
 class RetrievalEditor(Editor):
     """Top-1 retrieved edit (or none) written before the query as a one-line prompt."""
 
     name = "retrieval"
 
-    def __init__(self, retriever: Retriever | None = None) -> None:
+    def __init__(self, retriever: Retriever | None = None,
+                 train: Sequence[TrainTriple | EditTriple] | None = None) -> None:
         super().__init__()
-        self.retriever = retriever or Retriever(default_encoder(), default_projection())
+        if retriever is None:
+            if not train:
+                raise ValueError(
+                    f"the {self.name} editor learns its projection: pass train= triples "
+                    "(edit prompt, paraphrase, locality prompt) from the benchmark's data")
+            retriever = Retriever(default_encoder(), default_projection(train))
+        self.retriever = retriever
+
+    @classmethod
+    def build(cls, *, model: Any = None, tokenizer: Any = None,
+              train: Sequence[EditTriple] | None = None) -> Editor:
+        """A retrieval editor whose projection is trained on ``train``."""
+        return cls(train=train)
 
     def _added(self, edits: list[Edit]) -> None:
         self.retriever.add([e.prompt for e in edits])

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from methods.editors.base import ALL_EDITS, Editor
+from harness.editors import ALL_EDITS, Editor, editor
 
 
+@editor("none", summary="No-op knowledge editor: the unedited model (MedVersa baseline)")
 class NoEditor(Editor):
     """Ignores its knowledge base: every query goes to the unedited model."""
 
@@ -23,6 +24,7 @@ class NoEditor(Editor):
         return [None for _ in queries]
 
 
+@editor("ike", summary="In-context editing: every stored edit written before every query")
 class IKEditor(Editor):
     """All stored edits, one per line, before every query."""
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import torch
 
-from harness.models.hooks import Method, RequestState, StepView
+from harness.models.hooks import Method, RequestState, StepView, whitebox_method
 from methods.kv.cache import (
     KVRun,
     LayerKV,
@@ -246,6 +246,7 @@ def _eos_of(lm: Any) -> set[int]:
     return ids
 
 
+@whitebox_method("arborkv")
 class ArborKV(Method):
     """``-M method=arborkv``: budgeted tree-of-thoughts decoding (see module doc).
 

@@ -2,15 +2,17 @@
 
 SCD needs a producer and a consumer that share an architecture but not weights (the
 consumer is a fine-tune of the producer). Here the consumer is SmolLM2 after ``steps``
-AdamW steps on procedural passkey dialogues (the suite's own generator, so nothing is
-downloaded), on CPU, with a fixed seed: the same (seed, steps, lr) always gives the same
-folder. It is saved under the model cache (``<cache>/smollm2-135m-scd-consumer-s<seed>-n<steps>``)
-through a staging folder renamed into place, like :func:`harness.models.whitebox.ensure_hf_copy`.
+AdamW steps on procedural key-recall dialogues that this module writes itself (a method
+never reads a benchmark's data, and nothing is downloaded), on CPU, with a fixed seed:
+the same (seed, steps, lr) always gives the same folder. It is saved under the model
+cache (``<cache>/smollm2-135m-scd-consumer-s<seed>-n<steps>``) through a staging folder
+renamed into place, like :func:`harness.models.whitebox.ensure_hf_copy`.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import tempfile
 from pathlib import Path
@@ -29,16 +31,28 @@ def consumer_dir(seed: int = DEFAULT_SEED, steps: int = DEFAULT_STEPS) -> Path:
     return cache_root() / f"smollm2-135m-scd-consumer-s{seed}-n{steps}"
 
 
-def training_texts(lm: Any, n: int, seed: int) -> list[str]:
-    """Chat-formatted passkey dialogues with their answers (the fine-tuning data)."""
-    from benchmarks.probes.passkey_gen import make_items
+_NOISE = ("Clouds drift over the hills.", "A kettle hums in the kitchen.",
+          "The train leaves at noon.", "Leaves fall in autumn.")
 
+
+def recall_dialogue(index: int, seed: int, n_noise: int = 8) -> tuple[str, str]:
+    """One (user, assistant) pair: a code hidden among ``n_noise`` neutral sentences, then
+    asked for. Same (index, seed) -> same pair. The consumer only needs to stay close to
+    the producer while learning to read a long context back; this is enough for that."""
+    rng = random.Random(f"scd-consumer:{seed}:{index}")
+    code = str(rng.randrange(10_000, 100_000))
+    lines = [_NOISE[rng.randrange(len(_NOISE))] for _ in range(n_noise)]
+    lines.insert(rng.randrange(n_noise + 1), f"Keep this code in mind: {code}.")
+    return " ".join(lines) + "\n\nWhich code were you asked to keep?", f"The code is {code}."
+
+
+def training_texts(lm: Any, n: int, seed: int) -> list[str]:
+    """Chat-formatted recall dialogues with their answers (the fine-tuning data)."""
     texts = []
-    for item in make_items(n, seed=10_000 + seed, n_filler=8):
-        messages = [
-            {"role": "user", "content": f"{item.context}\n\n{item.question}"},
-            {"role": "assistant", "content": f"The pass key is {item.key}."},
-        ]
+    for index in range(n):
+        user, assistant = recall_dialogue(index, 10_000 + seed)
+        messages = [{"role": "user", "content": user},
+                    {"role": "assistant", "content": assistant}]
         texts.append(lm.tokenizer.apply_chat_template(messages, tokenize=False))
     return texts
 
@@ -65,7 +79,8 @@ def ensure_consumer(seed: int = DEFAULT_SEED, steps: int = DEFAULT_STEPS) -> Pat
     from harness.models.whitebox import WhiteBoxLM, ensure_hf_copy
 
     folder = consumer_dir(seed, steps)
-    source = {"base": str(ensure_hf_copy()), "seed": seed, "steps": steps, "lr": DEFAULT_LR}
+    source = {"base": str(ensure_hf_copy()), "seed": seed, "steps": steps, "lr": DEFAULT_LR,
+              "data": "recall-dialogues-v1"}
     marker = folder / _MARKER
     if marker.is_file() and json.loads(marker.read_text()) == source:
         return folder

@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from harness.models.hooks import Method, RequestState, StepView
+from harness.models.hooks import Method, RequestState, StepView, whitebox_method
 from methods.kv.cache import (
     KVRun,
     LayerKV,
@@ -116,6 +116,7 @@ def ttft_model(
             "ttft_speedup": prefill / scd if scd else 0.0}
 
 
+@whitebox_method("scd")
 class SCD(Method):
     """``-M method=scd``: producer codes -> consumer cache (see module doc).
 

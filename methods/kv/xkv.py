@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from harness.models.hooks import Method, RequestState, StepView
+from harness.models.hooks import Method, RequestState, StepView, whitebox_method
 from methods.kv.cache import (
     KVRun,
     LayerKV,
@@ -141,6 +141,7 @@ def _row(layers: Sequence[LayerKV], row: int, start: int) -> list[LayerKV]:
     ]
 
 
+@whitebox_method("xkv")
 class XKV(Method):
     """``-M method=xkv``: compress the prompt's cache once after prefill (see module doc).
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from harness.models.hooks import Method, RequestState, StepView
+from harness.models.hooks import Method, RequestState, StepView, whitebox_method
 
 DEFAULT_BETA = 0.1
 DEFAULT_RANK = 64
@@ -81,6 +81,7 @@ class Distillers:
         self.last_loss = [float(v) for v in per_row.detach()]
 
 
+@whitebox_method("esamp")
 class ESamp(Method):
     """Exploratory sampling: reweight logits away from what a shallow-to-deep distiller
     predicts. Options: ``beta`` (0 = plain model), ``rank``, ``lr``."""

@@ -79,7 +79,9 @@ def _template_log(folder: Path) -> Path:
 
 
 def _read_template(path: Path) -> dict[str, Any]:
-    import inspect_ai._util.zipfile  # noqa: F401  registers zstd with zipfile (py < 3.14)
+    from harness.inspect_compat import register_zstd_zip
+
+    register_zstd_zip()  # zstd members in zipfile (py < 3.14)
 
     with zipfile.ZipFile(path) as zf:
         header = json.loads(zf.read("header.json"))

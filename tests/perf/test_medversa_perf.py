@@ -41,12 +41,13 @@ def retriever() -> Iterator[Retriever]:
     shared machine OpenMP threads waiting on each other dominate the time otherwise)."""
     import torch
 
+    from benchmarks.medversa.medversa import editor_train
     from methods.editors.retrieval import default_encoder, default_projection
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        r = Retriever(default_encoder(), default_projection())
+        r = Retriever(default_encoder(), default_projection(editor_train()))
         r.add(_prompts())
         assert len(r.keys) == N_EDITS
         yield r

@@ -43,6 +43,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolDef, tool
 
+from harness.registry import agent_method
 from methods.agents.lightwm.schema import Schema, load_schema
 from methods.agents.lightwm.state import WorkingMemory, parse_observation
 
@@ -217,6 +218,12 @@ class _Episode:
         self.mem.rejections.append(f"state update: {reason}")
 
 
+@agent_method(
+    "lightwm",
+    summary=(
+        "LightWM: schema-induced global/local working memory with JSON-patch updates"
+    ),
+)
 @solver
 def lightwm(
     schema: str | None = None,

@@ -11,7 +11,7 @@ from inspect_ai.scorer import Target
 from inspect_ai.solver import TaskState
 
 from benchmarks.probes.passkey import kv_stats, passkey, passkey_match
-from benchmarks.probes.passkey_gen import FILLER, make_items
+from environments.probes.passkey import FILLER, make_items
 
 
 def test_items_are_seeded_and_hold_one_needle() -> None:

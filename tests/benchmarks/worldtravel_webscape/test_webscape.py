@@ -43,10 +43,10 @@ def test_same_scenarios_and_scorer_as_the_text_benchmark() -> None:
     assert [s.id for s in web.dataset] == [s.id for s in text.dataset]
     assert len(web.dataset) == 150
     assert [s.input for s in web.dataset] == [s.input for s in text.dataset]
-    from inspect_ai._util.registry import registry_info
+    from harness.inspect_compat import registry_info_name
 
-    assert [registry_info(s).name for s in web.scorer or []] == [
-        registry_info(s).name for s in text.scorer or []
+    assert [registry_info_name(s) for s in web.scorer or []] == [
+        registry_info_name(s) for s in text.scorer or []
     ]
     assert web.cleanup is not None and web.setup is not None
 

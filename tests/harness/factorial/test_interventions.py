@@ -176,9 +176,9 @@ def test_task_records_intervention_in_metadata_and_args() -> None:
     assert task.metadata is not None
     assert task.metadata["intervention"] == {"name": "distractor", "seed": 5}
     assert task.metadata["benchmark"] == "arithmetic"
-    from inspect_ai._util.registry import registry_params
+    from harness.inspect_compat import recorded_task_args
 
-    params = registry_params(task)
+    params = recorded_task_args(task)
     assert params["intervention"] == "distractor" and params["intervention_seed"] == 5
 
 

@@ -15,7 +15,6 @@ from inspect_ai.model import GenerateConfig, get_model
 
 import harness.models.providers  # noqa: F401  (registers whitebox/)
 from harness.models.hooks import (
-    METHODS,
     Method,
     RequestState,
     StepView,
@@ -23,6 +22,7 @@ from harness.models.hooks import (
     register_method,
     resolve_method,
 )
+from harness.registry import unregister
 
 _HAS_TORCH = all(importlib.util.find_spec(m) for m in ("torch", "transformers", "gguf"))
 needs_model = [
@@ -55,7 +55,7 @@ def test_resolve_registered_and_module_path_and_instance() -> None:
         built = resolve_method("counting-test", scale=3)
         assert isinstance(built, _Counting) and built.scale == 3
     finally:
-        METHODS.pop("counting-test")
+        unregister("whitebox_method", "counting-test")
     by_path = resolve_method("harness.models.hooks:Method")
     assert type(by_path) is Method
     assert resolve_method(built) is built
@@ -74,7 +74,7 @@ def test_resolve_rejects_unknown_names_and_options() -> None:
         with pytest.raises(TypeError, match="not a Method"):
             resolve_method("not-a-method")
     finally:
-        METHODS.pop("not-a-method")
+        unregister("whitebox_method", "not-a-method")
 
 
 # ------------------------------------------------------------------ decode loop (slow)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from methods.editors import ALL_EDITS, Edit, make_editor
+from harness.editors import ALL_EDITS, Edit, make_editor
 from methods.editors.medrek import SoftPromptEditor
 from methods.editors.retrieval import (
     Projection,
@@ -50,7 +50,7 @@ def test_none_ignores_edits_and_ike_uses_all() -> None:
 
 
 def test_unknown_editor_and_medrek_without_model_are_errors() -> None:
-    with pytest.raises(ValueError, match="unknown editor"):
+    with pytest.raises(ValueError, match="unknown editor .*registered: .*ike"):
         make_editor("rome")
     with pytest.raises(ValueError, match="white-box"):
         make_editor("medrek")
