@@ -1,6 +1,6 @@
 """Reference agents: model-free solvers that document the benchmark's floor and ceiling.
 
-    inspect eval benchmarks/causalgame/causalgame.py@causalgame_all --model none \\
+    inspect eval harness/causalgame --model none \\
         --solver benchmarks/causalgame/agents.py@oracle
 
 ``default`` submits the default design, ``all50`` every DEF at 50 (clipped to the range),

@@ -6,8 +6,8 @@ explores with up to 200 Stage-1 drones in <= 10 deploys, then submits one design
 1,000 fresh drones fly (Stage 2); it wins at the scenario's survival threshold.
 Spec and published numbers: see this folder's README.md.
 
-    inspect eval benchmarks/causalgame/causalgame.py@causalgame_all --model embedded/smollm2-135m
-    inspect eval benchmarks/causalgame/causalgame.py@antenna_trap --model none \\
+    inspect eval harness/causalgame --model embedded/smollm2-135m
+    inspect eval harness/causalgame -T scenarios=antenna_trap --model none \\
         --solver benchmarks/causalgame/agents.py@oracle
     inspect eval harness/causalgame --model scripted/causalgame-experimenter -T compat=original
 """
@@ -28,7 +28,8 @@ from benchmarks.causalgame.agent import causalgame_agent
 from benchmarks.causalgame.scorer import causalgame_scorer, keep_epochs
 from benchmarks.causalgame.session import start_game
 from benchmarks.causalgame.tools import ANALYSIS_TIMEOUT_S, game_tools
-from environments.causalgame.scenarios import _raw_scenarios, scenario_ids
+from environments.causalgame import scenario_ids, scenario_record
+from harness.tasks import benchmark
 from harness.tool_validity import tool_call_validity
 
 DEFAULT_SEED = 0
@@ -36,6 +37,7 @@ DEFAULT_EPOCHS = 3
 DEFAULT_COMPAT: Literal["intended", "original"] = "intended"
 DEFAULT_ARCHIVIST: Literal["matcher", "model"] = "matcher"
 DEFAULT_SANDBOX: str | None = "bwrap"
+VERSION = "1.1.0"
 
 
 def record_to_sample(record: dict[str, Any]) -> Sample:
@@ -107,8 +109,32 @@ def analysis_sandbox() -> tuple[str, str]:
     return ("bwrap", str(path))
 
 
-def causalgame_task(
-    scenarios: list[str],
+def parse_scenarios(scenarios: str | list[str] | None) -> list[str]:
+    """The scenario ids a ``scenarios`` argument names, in the order given.
+
+    ``None`` (or an empty string/list) is all 14 in the spec's order; otherwise one id, a
+    comma-separated string of ids, or a list of them (Inspect splits ``-T scenarios=a,b``
+    into a list). Unknown ids raise ``ValueError`` listing the valid ones.
+    """
+    if scenarios is None:
+        return scenario_ids()
+    parts = [scenarios] if isinstance(scenarios, str) else [str(s) for s in scenarios]
+    chosen = [s.strip() for part in parts for s in part.split(",") if s.strip()]
+    if not chosen:
+        return scenario_ids()
+    valid = scenario_ids()
+    unknown = [s for s in dict.fromkeys(chosen) if s not in valid]
+    if unknown:
+        raise ValueError(
+            f"unknown scenarios {unknown}; valid scenarios: {', '.join(valid)}"
+        )
+    return list(dict.fromkeys(chosen))  # a repeated id is one sample, not two
+
+
+@benchmark("causalgame")
+@task
+def causalgame(
+    scenarios: str | list[str] | None = None,
     seed: int = DEFAULT_SEED,
     epochs: int = DEFAULT_EPOCHS,
     compat: str = DEFAULT_COMPAT,
@@ -116,23 +142,30 @@ def causalgame_task(
     sandbox: str | None = DEFAULT_SANDBOX,
     enforce_ranges: bool | None = None,
     enforce_budget: bool = False,
-    name: str = "causalgame",
 ) -> Task:
-    """The task over ``scenarios`` (shared by the per-scenario tasks and the all-14 task)."""
+    """CausalGame: one sample per scenario (id and metadata ``scenario`` = the scenario id).
+
+    Args:
+        scenarios: Scenario ids: one (``antenna_trap``), a comma-separated string or a list
+            (default: all 14).
+        seed: Episode seed (same seed, same games, same Stage-2 fleets).
+        epochs: Trials per scenario (the paper uses 3; metrics give a t interval).
+        compat: ``intended`` (defects fixed) or ``original`` (the released behaviour).
+        archivist: ``matcher`` (deterministic) or ``model`` (the ``archivist`` model role).
+        sandbox: ``bwrap`` for the Python analysis tool, or ``none`` to drop that tool.
+        enforce_ranges: Reject DEF outside the advertised range (default: on in intended).
+        enforce_budget: Reject designs whose total DEF exceeds the advertised budget.
+    """
     if compat not in ("intended", "original"):
         raise ValueError(f"compat must be 'intended' or 'original', got {compat!r}")
     if archivist not in ("matcher", "model"):
         raise ValueError(f"archivist must be 'matcher' or 'model', got {archivist!r}")
-    unknown = sorted(set(scenarios) - set(scenario_ids()))
-    if unknown:
-        raise ValueError(f"unknown scenarios {unknown}; known: {scenario_ids()}")
-    records = _raw_scenarios()
-    samples = [record_to_sample(records[s]) for s in scenarios]
+    samples = [record_to_sample(scenario_record(s)) for s in parse_scenarios(scenarios)]
     with_sandbox = sandbox is not None and sandbox != "none"
     from inspect_ai.solver import use_tools
 
     return Task(
-        dataset=MemoryDataset(samples, name=name),
+        dataset=MemoryDataset(samples, name="causalgame"),
         setup=[
             start_game(
                 seed=seed,
@@ -146,243 +179,6 @@ def causalgame_task(
         scorer=[causalgame_scorer(), tool_call_validity()],
         epochs=Epochs(epochs, keep_epochs()),
         sandbox=(analysis_sandbox() if sandbox == "bwrap" else sandbox) if with_sandbox else None,
-        version="1.0.0",
+        version=VERSION,
         metadata={"benchmark": "causalgame", "compat": compat, "seed": seed},
     )
-
-
-@task
-def causalgame_all(
-    seed: int = DEFAULT_SEED,
-    epochs: int = DEFAULT_EPOCHS,
-    compat: str = DEFAULT_COMPAT,
-    archivist: str = DEFAULT_ARCHIVIST,
-    sandbox: str | None = DEFAULT_SANDBOX,
-    enforce_ranges: bool | None = None,
-    enforce_budget: bool = False,
-    scenarios: str | list[str] | None = None,
-) -> Task:
-    """All 14 scenarios, one sample each (scenario in the sample metadata).
-
-    Args:
-        seed: Episode seed (same seed, same games, same Stage-2 fleets).
-        epochs: Trials per scenario (the paper uses 3; metrics give a t interval).
-        compat: ``intended`` (defects fixed) or ``original`` (the released behaviour).
-        archivist: ``matcher`` (deterministic) or ``model`` (the ``archivist`` model role).
-        sandbox: ``bwrap`` for the Python analysis tool, or ``none`` to drop that tool.
-        enforce_ranges: Reject DEF outside the advertised range (default: on in intended).
-        enforce_budget: Reject designs whose total DEF exceeds the advertised budget.
-        scenarios: Comma-separated subset of scenario ids (default: all 14).
-    """
-    if isinstance(scenarios, list):  # Inspect splits ``-T scenarios=a,b`` into a list
-        scenarios = ",".join(scenarios)
-    chosen = [s.strip() for s in scenarios.split(",")] if scenarios else scenario_ids()
-    return causalgame_task(
-        chosen, seed, epochs, compat, archivist, sandbox, enforce_ranges, enforce_budget
-    )
-
-
-# One task per scenario (same arguments as causalgame_all, minus ``scenarios``). Inspect
-# finds tasks by a literal ``@task`` and reads ``-T`` names from each signature, so the
-# signatures stay spelled out; the bodies all forward to one helper.
-
-
-def _scenario_task(scenario: str, args: dict[str, Any]) -> Task:
-    """The task for one scenario; ``args`` are the calling task's own arguments."""
-    return causalgame_task([scenario], name=scenario, **args)
-
-
-@task
-def antenna_trap(
-    seed: int = DEFAULT_SEED,
-    epochs: int = DEFAULT_EPOCHS,
-    compat: str = DEFAULT_COMPAT,
-    archivist: str = DEFAULT_ARCHIVIST,
-    sandbox: str | None = DEFAULT_SANDBOX,
-    enforce_ranges: bool | None = None,
-    enforce_budget: bool = False,
-) -> Task:
-    """Scenario ``antenna_trap``."""
-    return _scenario_task("antenna_trap", locals())
-
-
-@task
-def antenna_trap_high_def(
-    seed: int = DEFAULT_SEED,
-    epochs: int = DEFAULT_EPOCHS,
-    compat: str = DEFAULT_COMPAT,
-    archivist: str = DEFAULT_ARCHIVIST,
-    sandbox: str | None = DEFAULT_SANDBOX,
-    enforce_ranges: bool | None = None,
-    enforce_budget: bool = False,
-) -> Task:
-    """Scenario ``antenna_trap_high_def``."""
-    return _scenario_task("antenna_trap_high_def", locals())
-
-
-@task
-def antenna_trap_local_optima(
-    seed: int = DEFAULT_SEED,
-    epochs: int = DEFAULT_EPOCHS,
-    compat: str = DEFAULT_COMPAT,
-    archivist: str = DEFAULT_ARCHIVIST,
-    sandbox: str | None = DEFAULT_SANDBOX,
-    enforce_ranges: bool | None = None,
-    enforce_budget: bool = False,
-) -> Task:
-    """Scenario ``antenna_trap_local_optima``."""
-    return _scenario_task("antenna_trap_local_optima", locals())
-
-
-@task
-def antenna_trap_no_history(
-    seed: int = DEFAULT_SEED,
-    epochs: int = DEFAULT_EPOCHS,
-    compat: str = DEFAULT_COMPAT,
-    archivist: str = DEFAULT_ARCHIVIST,
-    sandbox: str | None = DEFAULT_SANDBOX,
-    enforce_ranges: bool | None = None,
-    enforce_budget: bool = False,
-) -> Task:
-    """Scenario ``antenna_trap_no_history``."""
-    return _scenario_task("antenna_trap_no_history", locals())
-
-
-@task
-def antenna_trap_no_selection_bias(
-    seed: int = DEFAULT_SEED,
-    epochs: int = DEFAULT_EPOCHS,
-    compat: str = DEFAULT_COMPAT,
-    archivist: str = DEFAULT_ARCHIVIST,
-    sandbox: str | None = DEFAULT_SANDBOX,
-    enforce_ranges: bool | None = None,
-    enforce_budget: bool = False,
-) -> Task:
-    """Scenario ``antenna_trap_no_selection_bias``."""
-    return _scenario_task("antenna_trap_no_selection_bias", locals())
-
-
-@task
-def antenna_trap_simpsons_paradox(
-    seed: int = DEFAULT_SEED,
-    epochs: int = DEFAULT_EPOCHS,
-    compat: str = DEFAULT_COMPAT,
-    archivist: str = DEFAULT_ARCHIVIST,
-    sandbox: str | None = DEFAULT_SANDBOX,
-    enforce_ranges: bool | None = None,
-    enforce_budget: bool = False,
-) -> Task:
-    """Scenario ``antenna_trap_simpsons_paradox``."""
-    return _scenario_task("antenna_trap_simpsons_paradox", locals())
-
-
-@task
-def deployment_zone_trap_categorical(
-    seed: int = DEFAULT_SEED,
-    epochs: int = DEFAULT_EPOCHS,
-    compat: str = DEFAULT_COMPAT,
-    archivist: str = DEFAULT_ARCHIVIST,
-    sandbox: str | None = DEFAULT_SANDBOX,
-    enforce_ranges: bool | None = None,
-    enforce_budget: bool = False,
-) -> Task:
-    """Scenario ``deployment_zone_trap_categorical``."""
-    return _scenario_task("deployment_zone_trap_categorical", locals())
-
-
-@task
-def deployment_zone_trap_categorical_high_def(
-    seed: int = DEFAULT_SEED,
-    epochs: int = DEFAULT_EPOCHS,
-    compat: str = DEFAULT_COMPAT,
-    archivist: str = DEFAULT_ARCHIVIST,
-    sandbox: str | None = DEFAULT_SANDBOX,
-    enforce_ranges: bool | None = None,
-    enforce_budget: bool = False,
-) -> Task:
-    """Scenario ``deployment_zone_trap_categorical_high_def``."""
-    return _scenario_task("deployment_zone_trap_categorical_high_def", locals())
-
-
-@task
-def deployment_zone_trap_categorical_local_optima(
-    seed: int = DEFAULT_SEED,
-    epochs: int = DEFAULT_EPOCHS,
-    compat: str = DEFAULT_COMPAT,
-    archivist: str = DEFAULT_ARCHIVIST,
-    sandbox: str | None = DEFAULT_SANDBOX,
-    enforce_ranges: bool | None = None,
-    enforce_budget: bool = False,
-) -> Task:
-    """Scenario ``deployment_zone_trap_categorical_local_optima``."""
-    return _scenario_task("deployment_zone_trap_categorical_local_optima", locals())
-
-
-@task
-def deployment_zone_trap_categorical_no_history(
-    seed: int = DEFAULT_SEED,
-    epochs: int = DEFAULT_EPOCHS,
-    compat: str = DEFAULT_COMPAT,
-    archivist: str = DEFAULT_ARCHIVIST,
-    sandbox: str | None = DEFAULT_SANDBOX,
-    enforce_ranges: bool | None = None,
-    enforce_budget: bool = False,
-) -> Task:
-    """Scenario ``deployment_zone_trap_categorical_no_history``."""
-    return _scenario_task("deployment_zone_trap_categorical_no_history", locals())
-
-
-@task
-def deployment_zone_trap_categorical_no_selection_bias(
-    seed: int = DEFAULT_SEED,
-    epochs: int = DEFAULT_EPOCHS,
-    compat: str = DEFAULT_COMPAT,
-    archivist: str = DEFAULT_ARCHIVIST,
-    sandbox: str | None = DEFAULT_SANDBOX,
-    enforce_ranges: bool | None = None,
-    enforce_budget: bool = False,
-) -> Task:
-    """Scenario ``deployment_zone_trap_categorical_no_selection_bias``."""
-    return _scenario_task("deployment_zone_trap_categorical_no_selection_bias", locals())
-
-
-@task
-def deployment_zone_trap_categorical_simpsons_paradox(
-    seed: int = DEFAULT_SEED,
-    epochs: int = DEFAULT_EPOCHS,
-    compat: str = DEFAULT_COMPAT,
-    archivist: str = DEFAULT_ARCHIVIST,
-    sandbox: str | None = DEFAULT_SANDBOX,
-    enforce_ranges: bool | None = None,
-    enforce_budget: bool = False,
-) -> Task:
-    """Scenario ``deployment_zone_trap_categorical_simpsons_paradox``."""
-    return _scenario_task("deployment_zone_trap_categorical_simpsons_paradox", locals())
-
-
-@task
-def deployment_zone_trap_env_shift(
-    seed: int = DEFAULT_SEED,
-    epochs: int = DEFAULT_EPOCHS,
-    compat: str = DEFAULT_COMPAT,
-    archivist: str = DEFAULT_ARCHIVIST,
-    sandbox: str | None = DEFAULT_SANDBOX,
-    enforce_ranges: bool | None = None,
-    enforce_budget: bool = False,
-) -> Task:
-    """Scenario ``deployment_zone_trap_env_shift``."""
-    return _scenario_task("deployment_zone_trap_env_shift", locals())
-
-
-@task
-def weather_noise(
-    seed: int = DEFAULT_SEED,
-    epochs: int = DEFAULT_EPOCHS,
-    compat: str = DEFAULT_COMPAT,
-    archivist: str = DEFAULT_ARCHIVIST,
-    sandbox: str | None = DEFAULT_SANDBOX,
-    enforce_ranges: bool | None = None,
-    enforce_budget: bool = False,
-) -> Task:
-    """Scenario ``weather_noise``."""
-    return _scenario_task("weather_noise", locals())

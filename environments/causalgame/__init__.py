@@ -4,7 +4,12 @@ Pure numpy; no Inspect imports (the benchmark in ``benchmarks/causalgame`` adapt
 """
 
 from environments.causalgame.game import Game, GameError
-from environments.causalgame.scenarios import Scenario, load_scenario, scenario_ids
+from environments.causalgame.scenarios import (
+    Scenario,
+    load_scenario,
+    scenario_ids,
+    scenario_record,
+)
 from environments.causalgame.sim import simulate, survival_rate
 
 __all__ = [
@@ -13,6 +18,7 @@ __all__ = [
     "Scenario",
     "load_scenario",
     "scenario_ids",
+    "scenario_record",
     "simulate",
     "survival_rate",
 ]

@@ -8,6 +8,7 @@ reproducing the released code's defects that the published leaderboard reflects.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 from dataclasses import dataclass, field
@@ -40,6 +41,19 @@ def _raw_scenarios() -> dict[str, dict[str, Any]]:
 def scenario_ids() -> list[str]:
     """All scenario ids in the spec's order (1..14)."""
     return list(_raw_scenarios())
+
+
+def scenario_record(scenario_id: str) -> dict[str, Any]:
+    """The scenario's data file as read (before any ``compat`` overrides), as a fresh copy.
+
+    What a benchmark needs to describe a scenario (``id``, ``index``, ``title``, ``family``,
+    ``threshold``, ``hide_failed``, ``hidden_confounder``) without building it;
+    :func:`load_scenario` builds it. Unknown ids raise ``ValueError`` listing the valid ones.
+    """
+    raw = _raw_scenarios().get(scenario_id)
+    if raw is None:
+        raise ValueError(f"unknown scenario {scenario_id!r}; known: {', '.join(scenario_ids())}")
+    return copy.deepcopy(raw)
 
 
 @dataclass(frozen=True)

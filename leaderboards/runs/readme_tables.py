@@ -21,7 +21,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 START, END = "<!-- ladder-board:start -->", "<!-- ladder-board:end -->"
 READMES = {
-    "causalgame_all": "benchmarks/causalgame/README.md",
+    "causalgame": "benchmarks/causalgame/README.md",
+    "causalgame_all": "benchmarks/causalgame/README.md",  # its name in logs before 1.1.0
     "worldtravel": "benchmarks/worldtravel/README.md",
     "worldtravel_webscape": "benchmarks/worldtravel_webscape/README.md",
     "formulacode": "benchmarks/formulacode/README.md",

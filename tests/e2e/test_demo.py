@@ -52,7 +52,7 @@ runs:
     sample_ids: [wt-s0-000, wt-s0-003]
     models: [scripted/worldtravel-oracle, scripted/worldtravel-random]
   - name: causalgame
-    task: benchmarks/causalgame/causalgame.py@causalgame_all
+    task: benchmarks/causalgame
     args: {epochs: 1, scenarios: antenna_trap, sandbox: none}
     agents: [benchmarks/causalgame/agents.py@oracle]
   - name: formulacode
@@ -64,7 +64,7 @@ runs:
     paths = run_demo(tmp_path / "out", console=console, study=TINY, board=board_file)
     board = json.loads(paths["leaderboard_json"].read_text())
     by_name = {b["name"]: b for b in board["benchmarks"]}
-    assert set(by_name) == {"worldtravel", "causalgame_all"}
+    assert set(by_name) == {"worldtravel", "causalgame"}
     worldtravel = {e["model"]: e["score"] for e in by_name["worldtravel"]["entries"]}
     assert worldtravel["scripted/worldtravel-oracle"] == 1.0
     assert paths["report_json"].exists()

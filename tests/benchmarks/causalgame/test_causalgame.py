@@ -13,9 +13,14 @@ from inspect_ai.solver import Solver
 
 import benchmarks.causalgame.policies  # noqa: F401  (registers scripted/causalgame-*)
 from benchmarks.causalgame import agents
-from benchmarks.causalgame.causalgame import antenna_trap, causalgame_all, record_to_sample
+from benchmarks.causalgame.causalgame import (
+    VERSION,
+    causalgame,
+    parse_scenarios,
+    record_to_sample,
+)
 from benchmarks.causalgame.scorer import parse_verdicts
-from environments.causalgame import load_scenario, survival_rate
+from environments.causalgame import load_scenario, scenario_record, survival_rate
 from environments.causalgame.scenarios import DATA_DIR, scenario_ids
 from harness.sandbox.bwrap import bwrap_available
 
@@ -23,7 +28,7 @@ from harness.sandbox.bwrap import bwrap_available
 def _run(tmp: Path, model: str = "none", solver: Solver | None = None, **task_args: Any) -> EvalLog:
     task_args.setdefault("sandbox", "none")
     log = inspect_eval(
-        causalgame_all(**task_args), model=model, solver=solver, log_dir=str(tmp), display="none"
+        causalgame(**task_args), model=model, solver=solver, log_dir=str(tmp), display="none"
     )[0]
     assert log.status == "success", log.error
     return log
@@ -135,9 +140,60 @@ def test_parse_verdicts() -> None:
 
 def test_bad_task_arguments_are_clear_errors() -> None:
     with pytest.raises(ValueError, match="compat"):
-        antenna_trap(compat="newest")
-    with pytest.raises(ValueError, match="unknown scenarios"):
-        causalgame_all(scenarios="nope")
+        causalgame(scenarios="antenna_trap", compat="newest")
+    with pytest.raises(ValueError, match="unknown scenarios") as info:
+        causalgame(scenarios="antenna_trap,nope")
+    assert "'nope'" in str(info.value) and "antenna_trap" in str(info.value)
+    assert all(sid in str(info.value) for sid in scenario_ids())  # lists the valid ones
+    with pytest.raises(ValueError, match="unknown scenario"):
+        scenario_record("nope")
+
+
+def test_one_task_takes_a_name_a_list_or_a_comma_string() -> None:
+    """``-T scenarios=`` replaces the per-scenario tasks; the ids are the scenario ids."""
+    every = causalgame(sandbox="none")
+    assert [s.id for s in every.dataset] == scenario_ids()
+    assert len(scenario_ids()) == 14
+    assert every.version == VERSION == "1.1.0"
+    for sid in scenario_ids():
+        one = causalgame(scenarios=sid, sandbox="none")
+        assert [s.id for s in one.dataset] == [sid]
+        assert one.dataset[0].metadata["scenario"] == sid  # type: ignore[index]
+    pair = ["weather_noise", "antenna_trap"]
+    assert parse_scenarios(pair) == pair  # Inspect splits ``-T scenarios=a,b`` into a list
+    assert parse_scenarios("weather_noise, antenna_trap") == pair
+    assert parse_scenarios(["weather_noise,antenna_trap"]) == pair
+    assert parse_scenarios("antenna_trap,antenna_trap") == ["antenna_trap"]
+    assert parse_scenarios(None) == parse_scenarios("") == scenario_ids()
+
+
+def test_scenario_record_is_a_copy_of_the_data_file() -> None:
+    record = scenario_record("antenna_trap")
+    assert record == json.loads((DATA_DIR / "scenarios" / "antenna_trap.json").read_text())
+    record["title"] = "changed"
+    assert scenario_record("antenna_trap")["title"] != "changed"
+
+
+@pytest.mark.parametrize("target", ["benchmarks/causalgame", "harness/causalgame"])
+def test_the_cli_runs_one_scenario(tmp_path: Path, target: str) -> None:
+    """``inspect eval harness/causalgame -T scenarios=antenna_trap`` (what the README shows)."""
+    import subprocess
+    import sys
+
+    inspect = Path(sys.executable).parent / "inspect"
+    done = subprocess.run(
+        [str(inspect), "eval", target, "-T", "scenarios=antenna_trap",
+         "-T", "epochs=1", "-T", "sandbox=none", "--model", "none",
+         "--solver", "benchmarks/causalgame/agents.py@oracle", "--log-dir", str(tmp_path),
+         "--display", "none", "--log-format", "json"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
+    (log_file,) = tmp_path.glob("*.json")
+    log = json.loads(log_file.read_text())
+    assert log["status"] == "success"
+    assert log["eval"]["task_version"] == VERSION
+    assert [s["id"] for s in log["samples"]] == ["antenna_trap"]
 
 
 @pytest.mark.skipif(not bwrap_available(), reason="bubblewrap cannot start here")
@@ -155,7 +211,7 @@ def test_analysis_tool_runs_pandas_in_bwrap(tmp_path: Path) -> None:
         ]
     )
     log = inspect_eval(
-        causalgame_all(epochs=1, scenarios="antenna_trap_no_selection_bias"),
+        causalgame(epochs=1, scenarios="antenna_trap_no_selection_bias"),
         model="scripted/sequence",
         model_args={"steps": steps},
         log_dir=str(tmp_path),

@@ -140,7 +140,7 @@ def test_benchmarks_run_through_inspects_openai_provider(
     root = Path(__file__).resolve().parents[3]
     forced_first_call = chain(use_tools(tool_choice="any"), generate(tool_calls="single"))
     runs = [
-        ("benchmarks/causalgame/causalgame.py@causalgame_all",
+        ("benchmarks/causalgame/causalgame.py@causalgame",
          {"epochs": 1, "scenarios": "antenna_trap", "sandbox": "none"}, None),
         ("benchmarks/worldtravel/worldtravel.py@worldtravel", {"max_constraints": 8},
          forced_first_call),

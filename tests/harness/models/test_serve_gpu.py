@@ -68,7 +68,7 @@ def test_benchmarks_through_vllm_serve(tmp_path: Path, monkeypatch: pytest.Monke
         root = Path(__file__).resolve().parents[3]
         forced = chain(use_tools(tool_choice="any"), generate(tool_calls="single"))
         for spec, args, solver in [
-            ("benchmarks/causalgame/causalgame.py@causalgame_all",
+            ("benchmarks/causalgame/causalgame.py@causalgame",
              {"epochs": 1, "scenarios": "antenna_trap", "sandbox": "none"}, None),
             ("benchmarks/worldtravel/worldtravel.py@worldtravel", {"max_constraints": 8}, forced),
         ]:

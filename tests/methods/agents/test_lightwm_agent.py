@@ -16,7 +16,7 @@ from inspect_ai.model import ChatMessage, GenerateConfig
 from inspect_ai.solver import Solver
 from inspect_ai.tool import ToolInfo
 
-from benchmarks.causalgame.causalgame import causalgame_all
+from benchmarks.causalgame.causalgame import causalgame
 from harness.models.scripted import PolicyResult, scripted_policy
 from methods.agents.lightwm import lightwm
 from methods.agents.lightwm.agent import STORE_KEY
@@ -37,7 +37,7 @@ def bad_updater(
 
 
 def _run(tmp: Path, model: str, solver: Solver) -> EvalLog:
-    task = causalgame_all(epochs=1, sandbox="none", scenarios=SCENARIOS)
+    task = causalgame(epochs=1, sandbox="none", scenarios=SCENARIOS)
     log = inspect_eval(task, model=model, solver=solver, log_dir=str(tmp), display="none")[0]
     assert log.status == "success", log.error
     return read_eval_log(log.location, resolve_attachments=True)  # prompts in full

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from benchmarks.causalgame.causalgame import causalgame_all
+from benchmarks.causalgame.causalgame import causalgame
 from methods.agents.lightwm.__main__ import main
 from methods.agents.lightwm.induce import Step, Trace, induce_schema, trace_from_messages
 from methods.agents.lightwm.schema import load_schema
@@ -68,8 +68,8 @@ def test_induce_from_real_logs_through_the_module_cli(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     logs = tmp_path / "logs"
-    task = causalgame_all(epochs=1, sandbox="none",
-                          scenarios="antenna_trap_high_def,antenna_trap_local_optima,weather_noise")
+    task = causalgame(epochs=1, sandbox="none",
+                      scenarios="antenna_trap_high_def,antenna_trap_local_optima,weather_noise")
     inspect_eval(task, model="scripted/lightwm-experimenter", solver=task_react(),
                  log_dir=str(logs), display="none")
     out = tmp_path / "schemas"

@@ -17,7 +17,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Solver
 from inspect_ai.tool import ToolCall, ToolInfo
 
-from benchmarks.causalgame.causalgame import causalgame_all
+from benchmarks.causalgame.causalgame import causalgame
 from harness.models.scripted import PolicyResult, scripted_policy
 from methods.agents.lightwm_policies import experimenter_step
 from methods.agents.memory_react import MEMORY_HEADER, memory_react, render_events, task_react
@@ -36,7 +36,7 @@ def forgetful(
 
 
 def _run(tmp: Path, model: str, solver: Solver) -> EvalLog:
-    task = causalgame_all(epochs=1, sandbox="none", scenarios=SCENARIOS)
+    task = causalgame(epochs=1, sandbox="none", scenarios=SCENARIOS)
     log = inspect_eval(task, model=model, solver=solver, log_dir=str(tmp), display="none")[0]
     assert log.status == "success", log.error
     return read_eval_log(log.location, resolve_attachments=True)
