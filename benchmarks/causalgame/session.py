@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import zlib
-from typing import Any
 
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -115,8 +114,3 @@ def start_game(
         return state
 
     return solve
-
-
-def game_info(game: Game) -> dict[str, Any]:
-    """Sample metadata describing the episode (for logs and the results frame)."""
-    return {"scenario": game.scenario.id, "seed": game.seed, "compat": game.compat}

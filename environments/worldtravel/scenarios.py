@@ -644,17 +644,3 @@ def generate_scenario(world: World, seed: int, i: int, plan_cap: int = PLAN_CAP)
             }
         )
     raise RuntimeError(f"scenario {i}: no feasible frame in {MAX_ATTEMPTS} attempts")
-
-
-def generate_scenarios(
-    world: World,
-    seed: int = 0,
-    n: int = N_SCENARIOS,
-    indices: list[int] | None = None,
-    plan_cap: int = PLAN_CAP,
-) -> list[Scenario]:
-    """The scenario set (or the given ``indices`` of it) for ``seed``."""
-    return [
-        generate_scenario(world, seed, i, plan_cap)
-        for i in (indices if indices is not None else range(n))
-    ]

@@ -404,14 +404,6 @@ def policy_violations(config: Mapping[str, Any] | str | os.PathLike[str]) -> lis
     return problems
 
 
-def export_base_image_env(tag: str = DEFAULT_BASE_TAG) -> str | None:
-    """Point ``EVALSUITE_BASE_IMAGE`` at the local base image when it exists and the variable
-    is unset, so portable compose files build offline; returns the value in effect."""
-    if BASE_IMAGE_ENV not in os.environ and image_exists(tag):
-        os.environ[BASE_IMAGE_ENV] = tag
-    return os.environ.get(BASE_IMAGE_ENV)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m harness.sandbox.docker status|build-base [--tag T] [--rebuild]``: the same
     functions as the ``harness`` CLI, usable before its dependencies are importable."""
