@@ -1,4 +1,10 @@
-"""Machine checks behind ``harness doctor``: each a yes/no with the one-line fix."""
+"""Machine checks behind ``harness doctor``: each a yes/no with the one-line fix.
+
+Every check is informational: ``harness doctor`` exits 0 whatever the answers (a missing
+GPU or optional extra is a fact about this machine, not a failure), and no check raises, so
+it runs on the base install (no extras) too. The optional extras are listed as
+``extra:<name>`` rows with what needs them.
+"""
 
 from __future__ import annotations
 
@@ -91,6 +97,29 @@ def check_gpu() -> list[Check]:
     ]
 
 
+EXTRA_USES: dict[str, str] = {
+    "web": "Webscape's browser",
+    "cpu": "white-box models, KV methods, MiniLM editors",
+    "gpu": "vllm/ models",
+    "lmeval": "the lm-eval evaluation stack",
+    "distributed": "executor='ray' studies",
+}
+
+
+def check_extras() -> list[Check]:
+    """Each optional extra: installed or not (found without importing it)."""
+    from harness.registry import EXTRAS, extra_available
+
+    checks = []
+    for extra, modules in EXTRAS.items():
+        ok = extra_available(extra)
+        uses = EXTRA_USES.get(extra)
+        state = "installed" if ok else "not installed (optional" + (f": {uses})" if uses else ")")
+        detail = f"{', '.join(modules)} {state}"
+        checks.append(Check(f"extra:{extra}", ok, detail, f"pip install -e '.[{extra}]'"))
+    return checks
+
+
 def check_ladder() -> list[Check]:
     """Each ladder model: present and sha256-verified (``model:<name>``), without hashing."""
     from harness.models import ladder
@@ -137,4 +166,5 @@ def run_checks() -> list[Check]:
     checks += check_gpu()
     checks += check_models()
     checks += check_ladder()
+    checks += check_extras()
     return checks

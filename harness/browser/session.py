@@ -10,23 +10,47 @@ origin (scheme, host and port) and aborts everything else, recording it in
 ``blocked``; Chromium also gets a host resolver rule that maps every hostname except
 127.0.0.1 to nothing, and service workers are blocked. Concurrency is bounded per event
 loop (``HARNESS_MAX_BROWSERS``, default 4) so 150 samples do not start 150 browsers.
+
+Playwright is the optional ``web`` extra: this module imports it only when a session starts
+(or an error needs its type), so listing and every benchmark without a browser work with
+the base install; :meth:`BrowserSession.start` without it raises
+:class:`~harness.registry.MissingExtraError` with the ``pip install 'harness[web]'`` line.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import re
 import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-from playwright.async_api import Browser, BrowserContext, Page, Playwright, Route, async_playwright
-from playwright.async_api import Error as PlaywrightError
+from harness.registry import require_extra
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, BrowserContext, Page, Playwright, Route
+    from playwright.async_api import Error as PlaywrightError
 
 DEFAULT_EXECUTABLE = "/usr/bin/chromium"
 DEFAULT_MAX_BROWSERS = 4
+
+
+def require_playwright() -> None:
+    """Raise :class:`~harness.registry.MissingExtraError` (``pip install 'harness[web]'``)
+    when Playwright is not installed."""
+    require_extra("web", "the browser (Playwright's Chromium, used by Webscape)")
+
+
+@functools.cache
+def _playwright_error() -> type[PlaywrightError]:
+    """Playwright's error class, imported on first need (only a started session raises it;
+    an ``except`` clause evaluates this only when an exception reaches it)."""
+    from playwright.async_api import Error
+
+    return Error
 
 
 def chromium_path() -> str:
@@ -89,6 +113,9 @@ class BrowserSession:
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> BrowserSession:
         """Launch Chromium (waits for a free slot under the concurrency bound)."""
+        require_playwright()
+        from playwright.async_api import async_playwright
+
         await _limit().acquire()
         self._held = True
         try:
@@ -186,7 +213,7 @@ class BrowserSession:
             raise BrowserError(f"blocked: {target} is outside {self.allowed}")
         try:
             await self.page.goto(target, wait_until="load")
-        except PlaywrightError as exc:
+        except _playwright_error() as exc:
             raise BrowserError(f"could not open {target}: {exc.message.splitlines()[0]}") from exc
         return await self.status()
 
@@ -206,7 +233,7 @@ class BrowserSession:
             loc = page.locator(target)
             if await loc.count():
                 return await self._click(loc.first)
-        except PlaywrightError:
+        except _playwright_error():
             pass
         raise BrowserError(f"nothing to click matches {target!r}")
 
@@ -214,7 +241,7 @@ class BrowserSession:
         try:
             async with self.page.expect_navigation(wait_until="load", timeout=3_000):
                 await loc.click()
-        except PlaywrightError:
+        except _playwright_error():
             pass  # a click that does not navigate (a tab, a summary) is fine
         return await self.status()
 
@@ -230,14 +257,14 @@ class BrowserSession:
                 field_ = page.locator(target).first
                 if not await page.locator(target).count():
                     raise BrowserError(f"no text field matches {target!r}")
-            except PlaywrightError as exc:
+            except _playwright_error() as exc:
                 raise BrowserError(f"no text field matches {target!r}") from exc
         await field_.fill(text)
         if submit:
             try:
                 async with page.expect_navigation(wait_until="load", timeout=3_000):
                     await field_.press("Enter")
-            except PlaywrightError:
+            except _playwright_error():
                 pass
         return await self.status()
 

