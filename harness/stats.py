@@ -34,6 +34,8 @@ __all__ = [
     "bootstrap_rank_interval",
     "clopper_pearson_ci",
     "clustered_se",
+    "critical_value",
+    "fit_logistic",
     "holm_adjust",
     "items_needed",
     "kendall_tau",
@@ -43,6 +45,8 @@ __all__ = [
     "paired_difference",
     "paired_difference_ci",
     "paired_power",
+    "paired_t_p_value",
+    "two_sided_p",
     "wilson_ci",
 ]
 
@@ -107,8 +111,40 @@ def _t_interval(
 ) -> tuple[float, float]:
     if df < 1 or not math.isfinite(se):
         return math.nan, math.nan
-    half = float(sps.t.ppf(0.5 + level / 2, df)) * se
+    half = critical_value(df, level) * se
     return estimate - half, estimate + half
+
+
+# --------------------------------------------------------------------------- t and normal
+
+
+def critical_value(df: float, level: float = 0.95) -> float:
+    """The two-sided critical value at ``level``: the ``0.5 + level/2`` quantile of
+    Student's t with ``df`` degrees of freedom, or of the standard normal when ``df`` is
+    infinite (a fit whose inference is asymptotic, e.g. a GLM)."""
+    q = 0.5 + level / 2
+    return float(sps.norm.ppf(q) if not math.isfinite(df) else sps.t.ppf(q, df))
+
+
+def two_sided_p(stat: ArrayLike, df: float) -> Any:
+    """Two-sided p-value(s) of t statistic(s) with ``df`` degrees of freedom (normal when
+    ``df`` is infinite). A NaN statistic gives a NaN p-value; an array in, an array out."""
+    dist = sps.t(df) if math.isfinite(df) else sps.norm()
+    return 2 * dist.sf(np.abs(stat))
+
+
+def paired_t_p_value(difference: Estimate) -> float:
+    """Two-sided p-value of the t test that a mean difference is zero.
+
+    ``difference`` is a :func:`paired_difference_ci` (or :func:`mean_ci`) estimate; the
+    test uses the same degrees of freedom as its interval (n - 1, or G - 1 clustered).
+    NaN when the standard error is zero or undefined.
+    """
+    t = difference.estimate / difference.se if difference.se > 0 else math.nan
+    if not math.isfinite(t):
+        return math.nan
+    df = (difference.n_clusters or difference.n) - 1
+    return float(two_sided_p(t, df))
 
 
 # --------------------------------------------------------------------------- means
@@ -337,6 +373,35 @@ def clopper_pearson_ci(successes: int, n: int, level: float = 0.95) -> Estimate:
                                                        n - successes))
     p = successes / n
     return Estimate(p, math.sqrt(p * (1 - p) / n), lo, hi, n, None, level)
+
+
+# --------------------------------------------------------------------------- regression
+
+
+def fit_logistic(
+    x: Values, y: Values, ridge: float = 1e-3, iters: int = 50
+) -> tuple[float, float]:
+    """(intercept, slope) of a logistic regression of ``y`` (0/1 or proportions) on ``x``,
+    by Newton's method.
+
+    A small ridge penalty keeps the fit finite under separation (all-0 / all-1 groups),
+    where an unpenalised maximum-likelihood fit diverges; away from separation it moves
+    the estimates negligibly. ``x`` is centred internally for stability.
+    """
+    xs = np.asarray(x, dtype=float)
+    ys = np.asarray(y, dtype=float)
+    mu = xs.mean() if len(xs) else 0.0
+    design = np.column_stack([np.ones_like(xs), xs - mu])
+    beta = np.zeros(2)
+    for _ in range(iters):
+        p = 1 / (1 + np.exp(-design @ beta))
+        grad = design.T @ (ys - p) - ridge * beta
+        hess = design.T @ (design * (p * (1 - p))[:, None]) + ridge * np.eye(2)
+        step = np.linalg.solve(hess, grad)
+        beta = beta + step
+        if np.abs(step).max() < 1e-9:
+            break
+    return float(beta[0] - beta[1] * mu), float(beta[1])
 
 
 # --------------------------------------------------------------------------- multiplicity

@@ -16,7 +16,8 @@ from typing import Any
 
 import polars as pl
 
-from environments.worldtravel.analysis import BUCKETS, bucket, planning_horizon
+from benchmarks.worldtravel.analysis import planning_horizon
+from environments.worldtravel.analysis import BUCKETS, bucket
 from harness.results import read_results, with_metadata_columns
 from harness.stats import mean_ci
 

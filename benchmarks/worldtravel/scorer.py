@@ -27,6 +27,7 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
+from benchmarks.worldtravel.analysis import planning_horizon as fitted_horizon
 from environments.worldtravel import analysis
 from environments.worldtravel.checker import check_plan
 from environments.worldtravel.store import scenario_index, shipped_world
@@ -74,7 +75,7 @@ def planning_horizon() -> Metric:
 
     def compute(scores: list[SampleScore]) -> dict[str, float | None]:
         meta = _meta(scores)
-        h = analysis.planning_horizon(
+        h = fitted_horizon(
             [m.get("n_constraints", 0) for m in meta], [float(m.get("feasible", 0)) for m in meta]
         )
         return {"horizon": h}

@@ -5,11 +5,13 @@ levels) is expanded into the Cartesian product (``full_factorial``), or into a r
 two-level fraction 2^(k-p) chosen by generators or by a requested resolution
 (``fractional_factorial``). The fraction's defining relation is computed from its
 generators (never typed), so the reported resolution and alias structure are derived
-facts, not table look-ups. Designs carry replicates (epochs or seeds) and blocking as
-metadata that the runner and the analysis read.
+facts, not table look-ups. Replication (epochs, seeds) and blocking by item are a study's
+(:mod:`harness.factorial.study`), not the design's.
 
-Cell ids are a hash of the cell's factor levels, so a cell keeps its id when a design is
-subset, reordered or replicated; that is what lets a rerun resume only missing cells.
+Cell ids come from :func:`cell_id`, the one cell-id function of the suite: a hash of the
+cell's factor levels (and, for a study's cell, its task, task args and replicate seed), so
+a cell keeps its id when a design is subset or reordered; that is what lets a rerun resume
+only missing cells.
 
 Examples::
 
@@ -28,7 +30,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -36,8 +38,6 @@ import numpy as np
 LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
 #: Above this many factors the generator search is too large to be worth running.
 MAX_SEARCH_FACTORS = 12
-
-ReplicateKind = Literal["epochs", "seeds"]
 
 
 @dataclass(frozen=True)
@@ -47,16 +47,6 @@ class Cell:
     id: str
     levels: dict[str, Any]
     coded: tuple[int, ...]
-    block: str | None = None
-
-
-@dataclass(frozen=True)
-class Run:
-    """One execution of a cell: the cell id, the replicate index and the block label."""
-
-    cell_id: str
-    replicate: int
-    block: str | None
 
 
 @dataclass(frozen=True)
@@ -77,28 +67,12 @@ class Design:
     resolution: int | None = None
     aliases: dict[str, list[str]] = field(default_factory=dict)
     word_length_pattern: tuple[int, ...] = ()
-    replicates: int = 1
-    replicate_kind: ReplicateKind = "epochs"
-    blocking: dict[str, Any] | None = None
     seed: int | None = None
 
     @property
     def n_cells(self) -> int:
         """Number of distinct treatment combinations."""
         return len(self.cells)
-
-    def runs(self) -> list[Run]:
-        """Every cell times every replicate, with its block label."""
-        by = (self.blocking or {}).get("by")
-        return [
-            Run(
-                cell_id=cell.id,
-                replicate=rep,
-                block=f"r{rep}" if by == "replicate" else cell.block,
-            )
-            for rep in range(self.replicates)
-            for cell in self.cells
-        ]
 
     def matrix(self) -> np.ndarray:
         """Coded matrix, one row per cell: two-level factors as -1/+1, others as level index."""
@@ -114,18 +88,34 @@ class Design:
         raise KeyError(cell_id)
 
     def records(self) -> list[dict[str, Any]]:
-        """Cells as flat records (``cell_id``, ``block`` and one key per factor)."""
-        return [{"cell_id": c.id, "block": c.block, **c.levels} for c in self.cells]
+        """Cells as flat records (``cell_id`` and one key per factor)."""
+        return [{"cell_id": c.id, **c.levels} for c in self.cells]
 
 
 # ---------------------------------------------------------------------------------------
 # helpers
 
 
-def cell_id(levels: Mapping[str, Any], order: Sequence[str]) -> str:
-    """Stable id of a treatment combination: a hash of (factor, level) pairs in factor order."""
-    payload = json.dumps([[name, levels[name]] for name in order], default=str)
-    return "c" + hashlib.sha1(payload.encode()).hexdigest()[:10]
+def cell_id(
+    levels: Mapping[str, Any],
+    *,
+    task: str | None = None,
+    task_args: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+) -> str:
+    """The stable id of a cell: ``c`` and 10 hex digits of a hash of what makes it.
+
+    A design's cell is its factor levels; a study's cell is also its task, the task's fixed
+    args and the replicate seed (:meth:`harness.factorial.study.Study.cells`). The hash is
+    over a canonical JSON (keys sorted), so neither the order of the factors nor the cell's
+    position in the design changes it; study logs record it as ``cell_id`` and a rerun
+    finds the cells already done by it, so the formula must never change.
+    """
+    payload = json.dumps(
+        {"task": task, "args": dict(task_args or {}), "levels": dict(levels), "seed": seed},
+        sort_keys=True, default=str,
+    )
+    return "c" + hashlib.sha256(payload.encode()).hexdigest()[:10]
 
 
 def _coded(levels: Mapping[str, Any], factors: Mapping[str, Sequence[Any]]) -> tuple[int, ...]:
@@ -153,10 +143,7 @@ def _check_factors(factors: Mapping[str, Sequence[Any]]) -> dict[str, tuple[Any,
 def _make_cells(
     factors: dict[str, tuple[Any, ...]], rows: list[dict[str, Any]]
 ) -> tuple[Cell, ...]:
-    order = list(factors)
-    return tuple(
-        Cell(id=cell_id(row, order), levels=row, coded=_coded(row, factors)) for row in rows
-    )
+    return tuple(Cell(id=cell_id(row), levels=row, coded=_coded(row, factors)) for row in rows)
 
 
 def full_factorial(factors: Mapping[str, Sequence[Any]]) -> Design:
@@ -389,8 +376,7 @@ def fractional_factorial(
     cells = tuple(
         Cell(
             id=cell_id(
-                levels := {n: checked[n][(v + 1) // 2] for n, v in zip(names, row, strict=True)},
-                names,
+                levels := {n: checked[n][(v + 1) // 2] for n, v in zip(names, row, strict=True)}
             ),
             levels=levels,
             coded=tuple(row),
@@ -414,7 +400,7 @@ def fractional_factorial(
 
 
 # ---------------------------------------------------------------------------------------
-# subsets, replicates, blocks
+# subsets
 
 
 def random_subset(design: Design, budget: int, seed: int) -> Design:
@@ -426,61 +412,6 @@ def random_subset(design: Design, budget: int, seed: int) -> Design:
     rng = np.random.default_rng(seed)
     keep = np.sort(rng.choice(design.n_cells, size=budget, replace=False))
     return replace(design, cells=tuple(design.cells[i] for i in keep), kind="subset", seed=seed)
-
-
-def with_replicates(design: Design, n: int, kind: ReplicateKind = "epochs") -> Design:
-    """Run every cell ``n`` times, as Inspect epochs or as distinct seeds."""
-    if n < 1:
-        raise ValueError("replicates must be >= 1")
-    if kind not in ("epochs", "seeds"):
-        raise ValueError("replicate kind is 'epochs' or 'seeds'")
-    return replace(design, replicates=n, replicate_kind=kind)
-
-
-def with_blocks(
-    design: Design,
-    by: Literal["item", "replicate"] | None = None,
-    generators: Sequence[str] | None = None,
-) -> Design:
-    """Blocking metadata.
-
-    ``by="item"``: every item is a block seen by every cell (the analysis pairs by item).
-    ``by="replicate"``: each replicate is a block. ``generators`` (two-level designs, e.g.
-    ``["ABC"]``): cells are split into 2^b blocks by the signs of these interactions, which
-    (with their products) become confounded with blocks.
-    """
-    blocking: dict[str, Any] = {}
-    cells = design.cells
-    if by is not None:
-        if by not in ("item", "replicate"):
-            raise ValueError("block by 'item' or 'replicate'")
-        blocking["by"] = by
-    if generators:
-        names = list(design.factors)
-        if any(len(v) != 2 for v in design.factors.values()):
-            raise ValueError("block generators need two-level factors")
-        letters = design.letters or _letters(names)
-        index = {
-            **{n: i for i, n in enumerate(names)},
-            **{v: i for i, v in enumerate(letters.values())},
-        }
-        alphabet = [letters[n] for n in names]
-        masks = [_parse_product(g, index)[0] for g in generators]
-        confounded = _group([(mk, 1) for mk in masks])
-        if any(w == 0 for w, _ in confounded):
-            raise ValueError("block generators are not independent")
-
-        def label(cell: Cell) -> str:
-            signs = [
-                int(np.prod([cell.coded[i] for i in range(len(names)) if mk >> i & 1]))
-                for mk in masks
-            ]
-            return "b" + "".join("1" if s > 0 else "0" for s in signs)
-
-        cells = tuple(replace(c, block=label(c)) for c in cells)
-        blocking["generators"] = list(generators)
-        blocking["confounded"] = [_word(mk, alphabet) for mk, _ in confounded]
-    return replace(design, cells=cells, blocking=blocking or None)
 
 
 # ---------------------------------------------------------------------------------------
@@ -512,11 +443,10 @@ def design_from_cli(
 def design_json(design: Design) -> dict[str, Any]:
     """The CLI's JSON: runs, generators, defining relation, aliases and the coded matrix.
 
-    The matrix has one row per run (cells times replicates); two-level factors are coded
-    -1/+1, factors with more levels by level index.
+    The matrix has one row per run (one per cell); two-level factors are coded -1/+1,
+    factors with more levels by level index.
     """
-    by_id = {c.id: c for c in design.cells}
-    matrix = [list(by_id[r.cell_id].coded) for r in design.runs()]
+    matrix = [list(cell.coded) for cell in design.cells]
     return {
         "runs": len(matrix),
         "generators": list(design.generators),

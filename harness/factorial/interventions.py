@@ -29,6 +29,8 @@ from inspect_ai import Task, task_with
 from inspect_ai.dataset import Dataset, MemoryDataset, Sample
 from inspect_ai.model import ChatMessage, ChatMessageUser
 
+from harness import inspect_compat
+
 __all__ = [
     "Intervention",
     "apply",
@@ -291,15 +293,10 @@ def _record_task_args(task: Task, name: str, seed: int) -> None:
     Why: ``eval_set`` pairs tasks with existing logs by name, args, model and plan, never
     by dataset, so two cells that differ only by intervention would otherwise collide and
     a rerun could not tell them apart. The args recorded here also show in the log header.
+    Inspect keeps those args privately; :mod:`harness.inspect_compat` is the one place
+    that reaches them.
     """
-    from inspect_ai._eval.task.constants import TASK_ALL_PARAMS_ATTR
-    from inspect_ai._util.registry import REGISTRY_PARAMS
-
-    extra = {"intervention": name, "intervention_seed": seed}
-    for attr in (REGISTRY_PARAMS, TASK_ALL_PARAMS_ATTR):
-        params = getattr(task, attr, None)
-        if isinstance(params, dict):
-            setattr(task, attr, {**params, **extra})
+    inspect_compat.record_task_args(task, {"intervention": name, "intervention_seed": seed})
 
 
 @overload

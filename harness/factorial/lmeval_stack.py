@@ -8,7 +8,7 @@ through lm-evaluation-harness's own runner (``simple_evaluate``) with:
   same inputs, same targets),
 * a custom task YAML (``generate_until``, a regex filter taking the last integer-like
   token, lm-eval's ``exact_match``),
-* a model adapter (:class:`InspectModelLM`) that calls the very same model through
+* a model adapter (:data:`InspectModelLM`) that calls the very same model through
   Inspect's ``get_model``, so the only thing that changes is the stack.
 
 The per-sample results are written back as an Inspect log into the study's log dir, with
@@ -20,16 +20,22 @@ under the study's first response score key (its explanation names the lm-eval me
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.factorial.cells import build_task
+from harness.factorial.stacks import StackJob, stack_runner
+from harness.registry import extra_available, require_extra
+
 if TYPE_CHECKING:
     from harness.factorial.study import Cell, Study
 
-__all__ = ["DEFAULT_ANSWER_REGEX", "InspectModelLM", "lmeval_available", "run_lmeval_cell",
-           "task_yaml", "write_dataset"]
+__all__ = ["DEFAULT_ANSWER_REGEX", "LmEvalStack", "inspect_model_lm", "lmeval_available",
+           "run_lmeval_cell", "task_yaml", "write_dataset"]
 
 DEFAULT_ANSWER_REGEX = r"(-?[0-9][0-9,]*)"
 """lm-eval filter: every integer-like token; the last one is taken (as Inspect's scorer)."""
@@ -38,12 +44,8 @@ WORK_DIR = ".lmeval"  # hidden inside the study's log dir, so log readers skip i
 
 
 def lmeval_available() -> bool:
-    """True when lm-evaluation-harness is importable."""
-    try:
-        import lm_eval  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """True when lm-evaluation-harness is installed (the ``lmeval`` extra)."""
+    return extra_available("lmeval")
 
 
 def _input_text(sample: Any) -> str:
@@ -90,18 +92,8 @@ def task_yaml(name: str, data_file: Path, answer_regex: str = DEFAULT_ANSWER_REG
     }
 
 
-def _lm_base() -> type:
-    from lm_eval.api.model import LM
-
-    return LM
-
-
-class InspectModelLM(_lm_base() if lmeval_available() else object):  # type: ignore[misc]
-    """An lm-eval ``LM`` that generates with an Inspect model (any provider, offline too).
-
-    Only ``generate_until`` is supported: loglikelihood needs token logprobs, which the
-    offline providers do not expose.
-    """
+class _InspectModelGenerate:
+    """``generate_until`` with an Inspect model: the body of :data:`InspectModelLM`."""
 
     def __init__(self, model: str, model_args: dict[str, Any] | None = None,
                  generate_config: dict[str, Any] | None = None) -> None:
@@ -144,6 +136,34 @@ class InspectModelLM(_lm_base() if lmeval_available() else object):  # type: ign
     def loglikelihood_rolling(self, requests: list[Any],
                               disable_tqdm: bool = False) -> list[Any]:
         raise NotImplementedError("InspectModelLM supports generate_until tasks only")
+
+
+@functools.cache
+def inspect_model_lm() -> type:
+    """The class :data:`InspectModelLM`: an lm-eval ``LM`` that generates with an Inspect
+    model (any provider, offline too).
+
+    Built on first use, because its base class is lm-eval's ``LM``: importing this module
+    (which registers the stack) must not need lm-eval. Only ``generate_until`` is
+    supported: loglikelihood needs token logprobs, which the offline providers do not
+    expose.
+    """
+    require_extra("lmeval", "the 'lm-eval' evaluation stack")
+    from lm_eval.api.model import LM
+
+    class InspectModelLM(_InspectModelGenerate, LM):  # type: ignore[misc]
+        __doc__ = inspect_model_lm.__doc__
+
+    InspectModelLM.__module__ = __name__
+    InspectModelLM.__qualname__ = "InspectModelLM"  # pickles by reference (module __getattr__)
+    return InspectModelLM
+
+
+def __getattr__(name: str) -> Any:
+    # ``from harness.factorial.lmeval_stack import InspectModelLM`` builds the class then
+    if name == "InspectModelLM":
+        return inspect_model_lm()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _write_log(cell: Cell, study: Study, samples: list[dict[str, Any]],
@@ -214,10 +234,10 @@ def run_lmeval_cell(cell: Cell, study: Study, log_dir: str | Path,
     """Run one ``stack=lm-eval`` cell through lm-eval's runner; returns the written log.
 
     Raises:
-        RuntimeError: lm-evaluation-harness is not installed.
+        harness.registry.MissingExtraError: lm-evaluation-harness is not installed (the
+            message says ``pip install 'harness[lmeval]'``).
     """
-    if not lmeval_available():
-        raise RuntimeError("stack=lm-eval needs lm-evaluation-harness: pip install lm-eval")
+    require_extra("lmeval", "the 'lm-eval' evaluation stack")
     import os
 
     import yaml
@@ -226,8 +246,6 @@ def run_lmeval_cell(cell: Cell, study: Study, log_dir: str | Path,
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from lm_eval import simple_evaluate
     from lm_eval.tasks import TaskManager
-
-    from harness.factorial.run import build_task
 
     started = datetime.now(UTC).isoformat()
     directory = Path(log_dir)
@@ -243,7 +261,7 @@ def run_lmeval_cell(cell: Cell, study: Study, log_dir: str | Path,
     (work / f"{name}.yaml").write_text(
         yaml.safe_dump(task_yaml(name, data_file.resolve(), answer_regex, max_tokens))
     )
-    lm = InspectModelLM(cell.model or "", cell.model_args, cell.generate_config)
+    lm = inspect_model_lm()(cell.model or "", cell.model_args, cell.generate_config)
     results = simple_evaluate(
         model=lm, tasks=[name], task_manager=TaskManager(include_path=str(work)),
         log_samples=True, bootstrap_iters=0, random_seed=0,
@@ -252,3 +270,14 @@ def run_lmeval_cell(cell: Cell, study: Study, log_dir: str | Path,
         raise RuntimeError(f"lm-eval returned no results for cell {cell.id}")
     per_sample = sorted(results["samples"][name], key=lambda r: int(r["doc_id"]))
     return _write_log(cell, study, per_sample, lm.usage, directory, started)
+
+
+@stack_runner("lm-eval", extra="lmeval",
+              summary="lm-evaluation-harness's simple_evaluate on the cell's items")
+class LmEvalStack:
+    """Runs each cell's items (after its intervention) through lm-evaluation-harness."""
+
+    def run(self, cells: Sequence[Cell], job: StackJob) -> None:
+        """One ``simple_evaluate`` per cell, in order; each writes its Inspect log."""
+        for cell in cells:
+            run_lmeval_cell(cell, job.study, job.log_dir)

@@ -16,32 +16,41 @@ the cells that never started.
     plan(load_study("study.yaml"))                       # cells, samples, estimate
     run_study("study.yaml")                              # logs/studies/<name>/
     run_study("study.yaml", executor="ray")              # one Ray task per cell
+
+Who does what: :mod:`harness.factorial.cells` builds a cell's task; each evaluation stack
+(the ``stack`` factor: ``inspect``, ``lm-eval``) is a runner registered by name
+(:mod:`harness.factorial.stacks`); this module plans, skips the cells already done and
+hands each stack its cells.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from harness.factorial.study import Cell, Study, load_study
+# the built-in stacks register themselves (``inspect``, ``lm-eval``) on import
+from harness.factorial import inspect_stack as _inspect_stack  # noqa: F401
+from harness.factorial import lmeval_stack as _lmeval_stack  # noqa: F401
+from harness.factorial.cells import build_task, load_task
+from harness.factorial.stacks import Executor, StackJob, StackRunner, get_stack, stack_names
+from harness.factorial.study import STUDY_COPY, Cell, Study, StudyError, load_study
 
 __all__ = [
     "CellPlan",
+    "Executor",
     "Plan",
     "RunSummary",
+    "STUDY_COPY",
     "build_task",
     "cell_status",
     "default_log_dir",
     "plan",
     "run_study",
 ]
-
-Executor = Literal["local", "ray"]
 
 # (tokens per sample, seconds per sample) by model provider, for planning before any log
 # exists. scripted: measured on the arithmetic task (~20 ms of Inspect CPU per sample);
@@ -62,76 +71,14 @@ def default_log_dir(study: Study) -> Path:
     return Path("logs") / "studies" / study.name
 
 
-# --------------------------------------------------------------------------- building tasks
-
-
-def _ensure_registry() -> None:
-    # ``harness/<name>`` tasks and the offline model APIs register on import; importing
-    # them here makes the runner independent of whether the entry point loaded cleanly
-    for module in ("harness.models.providers", "harness.tasks"):
-        importlib.import_module(module)
-
-
-def _load_task(name: str, args: dict[str, Any]) -> Any:
-    """A task by registered name (``harness/arithmetic``) or by file/dir path.
-
-    Inspect namespaces a task by its package only when that package is an installed
-    distribution of the same name; in an editable install of ``evalsuite`` the
-    ``harness/`` tasks register bare (``arithmetic``), so the bare name is tried too.
-    """
-    from inspect_ai._eval.loader import load_tasks
-    from inspect_ai._util.registry import registry_lookup
-
-    _ensure_registry()
-    if registry_lookup("task", name) is None and "/" in name and not Path(name).exists():
-        bare = name.split("/", 1)[1]
-        if registry_lookup("task", bare) is not None:
-            name = bare
-    tasks = load_tasks([name], args)
-    if len(tasks) != 1:
-        raise ValueError(f"task spec {name!r} names {len(tasks)} tasks; name exactly one")
-    return tasks[0]
-
-
-def _resolve_solver(value: Any) -> Any:
-    """A solver level: a method name (methods.registry), ``module:object``, optional args."""
-    from methods.registry import METHODS
-
-    args: dict[str, Any] = {}
-    if isinstance(value, dict):
-        args = dict(value.get("args") or {})
-        value = value["name"]
-    target = next((m.target for m in METHODS if m.name == value), str(value))
-    if ":" not in target:
-        raise ValueError(f"solver {value!r} is neither a registered method nor module:object")
-    module, obj = target.split(":", 1)
-    return getattr(importlib.import_module(module), obj)(**args)
-
-
-def build_task(cell: Cell, study: Study) -> Any:
-    """The Inspect Task for one cell (same inputs, same task identity, on every run)."""
-    from inspect_ai import task_with
-    from inspect_ai.model import GenerateConfig, get_model
-
-    from harness.factorial.interventions import apply_intervention
-
-    task = _load_task(cell.task, cell.task_args)
-    task = apply_intervention(task, cell.intervention, cell.intervention_seed)
-    updates: dict[str, Any] = {
-        "metadata": {**(task.metadata or {}), **cell.metadata},
-        "tags": sorted(set(task.tags or []) | set(cell.tags)),
-    }
-    if cell.model is not None:
-        updates["model"] = get_model(cell.model, **cell.model_args)
-    if cell.generate_config:
-        updates["config"] = task.config.merge(GenerateConfig(**cell.generate_config))
-    if cell.solver is not None:
-        updates["solver"] = _resolve_solver(cell.solver)
-    if cell.sandbox is not None:
-        updates["sandbox"] = None if cell.sandbox == "none" else cell.sandbox
-    if study.replicates.epochs > 1:
-        updates["epochs"] = study.replicates.epochs
-    return task_with(task, **updates)
+def _check_stacks(study: Study, cells: Sequence[Cell]) -> None:
+    """Every cell's stack is a registered one (before anything is planned or run)."""
+    unknown = sorted({c.stack for c in cells} - set(stack_names()))
+    if unknown:
+        raise StudyError(
+            f"{study.source or study.name}: unknown stack {', '.join(map(repr, unknown))}; "
+            f"registered: {', '.join(stack_names()) or 'none'}"
+        )
 
 
 # --------------------------------------------------------------------------- planning
@@ -213,7 +160,7 @@ def _rates_from_logs(log_dir: Path) -> dict[str, tuple[float, float]]:
 def _dataset_size(cell: Cell, cache: dict[str, int]) -> int:
     key = json.dumps([cell.task, cell.task_args], sort_keys=True, default=str)
     if key not in cache:
-        cache[key] = len(_load_task(cell.task, cell.task_args).dataset)
+        cache[key] = len(load_task(cell.task, cell.task_args).dataset)
     return cache[key]
 
 
@@ -223,11 +170,13 @@ def plan(study: Study, log_dir: str | Path | None = None) -> Plan:
     Tasks are constructed (to count their samples) but never evaluated.
     """
     directory = Path(log_dir) if log_dir is not None else default_log_dir(study)
+    study_cells = study.cells()
+    _check_stacks(study, study_cells)
     observed = _rates_from_logs(directory)
     done = cell_status(directory)
     sizes: dict[str, int] = {}
     cells: list[CellPlan] = []
-    for cell in study.cells():
+    for cell in study_cells:
         n = _dataset_size(cell, sizes)
         if study.limit is not None:
             n = min(n, study.limit)
@@ -307,70 +256,6 @@ class RunSummary:
         return not self.failed and len(self.ran) + len(self.skipped) == self.cells
 
 
-_EVAL_DEFAULTS: dict[str, Any] = {
-    "display": "none",
-    "log_dir_allow_dirty": True,  # lm-eval cells and other cells' logs share the dir
-    "retry_attempts": 1,
-    "retry_immediate": True,
-    "retry_wait": 1,
-    "ctl_server": False,
-}
-
-
-def _eval_cells(study_path: str, cell_ids: Sequence[str], log_dir: str,
-                max_tasks: int | None, eval_kwargs: dict[str, Any]) -> bool:
-    """Evaluate the Inspect-stack cells ``cell_ids`` into ``log_dir`` with ``eval_set``.
-
-    Takes the study path (not objects) so a Ray worker can call it after unpickling.
-    """
-    from inspect_ai import eval_set
-
-    study = load_study(study_path)
-    wanted = set(cell_ids)
-    tasks = [build_task(cell, study) for cell in study.cells() if cell.id in wanted]
-    if not tasks:
-        return True
-    success, _ = eval_set(
-        tasks, log_dir=log_dir, limit=study.limit, max_tasks=max_tasks,
-        **{**_EVAL_DEFAULTS, **eval_kwargs},
-    )
-    return bool(success)
-
-
-def _run_lmeval_cells(study: Study, cells: Sequence[Cell], log_dir: str) -> None:
-    from harness.factorial.lmeval_stack import run_lmeval_cell
-
-    for cell in cells:
-        run_lmeval_cell(cell, study, log_dir)
-
-
-def _run_ray(study_path: str, cells: Sequence[Cell], log_dir: str,
-             eval_kwargs: dict[str, Any]) -> None:
-    """One Ray task per cell, each running its own eval_set into the shared log dir.
-
-    Each cell writes under ``<log_dir>/<cell id>/``: concurrent ``eval_set`` calls in one
-    folder race on its ``logs.json`` manifest (one reads another's half-written log).
-    """
-    import ray
-
-    started_here = not ray.is_initialized()
-    if started_here:
-        ray.init(include_dashboard=False, log_to_driver=False)
-    try:
-        remote = ray.remote(num_cpus=1, max_retries=0)(_eval_cells)
-        refs = [remote.remote(study_path, [cell.id], str(Path(log_dir) / cell.id), 1,
-                              eval_kwargs)
-                for cell in cells]
-        ray.get(refs)
-    finally:
-        if started_here:
-            ray.shutdown()
-
-
-STUDY_COPY = "study.yaml"
-"""The name of the study file's copy that ``run_study`` keeps in the study's log dir."""
-
-
 def run_study(
     study_path: str | Path,
     log_dir: str | Path | None = None,
@@ -393,6 +278,9 @@ def run_study(
     study = load_study(study_path)
     directory = Path(log_dir) if log_dir is not None else default_log_dir(study)
     cells = study.cells()
+    _check_stacks(study, cells)
+    if executor not in ("local", "ray"):
+        raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
     summary = RunSummary(study=study.name, log_dir=str(directory), executor=executor,
                          dry_run=dry_run, cells=len(cells))
     if dry_run:
@@ -413,18 +301,14 @@ def run_study(
     summary.skipped = [c.id for c in cells if status.get(c.id) == "success"]
     summary.ran = [c.id for c in todo]
 
-    inspect_cells = [c for c in todo if c.stack == "inspect"]
-    lmeval_cells = [c for c in todo if c.stack == "lm-eval"]
-    if inspect_cells:
-        if executor == "ray":
-            _run_ray(str(study_path), inspect_cells, str(directory), eval_kwargs)
-        elif executor == "local":
-            _eval_cells(str(study_path), [c.id for c in inspect_cells], str(directory),
-                        max_tasks, eval_kwargs)
-        else:
-            raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
-    if lmeval_cells:
-        _run_lmeval_cells(study, lmeval_cells, str(directory))
+    by_stack: dict[str, list[Cell]] = {}
+    for cell in todo:
+        by_stack.setdefault(cell.stack, []).append(cell)
+    runners: dict[str, StackRunner] = {name: get_stack(name) for name in by_stack}
+    job = StackJob(study=study, study_path=str(study_path), log_dir=str(directory),
+                   executor=executor, max_tasks=max_tasks, eval_kwargs=dict(eval_kwargs))
+    for name, stack_cells in by_stack.items():
+        runners[name].run(stack_cells, job)
 
     after = cell_status(directory)
     summary.failed = [c.id for c in todo if after.get(c.id) != "success"]

@@ -23,7 +23,6 @@ location back to the YAML node it came from, so every error reads
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 from collections.abc import Sequence
@@ -46,6 +45,7 @@ __all__ = [
     "Level",
     "Replicates",
     "Response",
+    "STUDY_COPY",
     "Study",
     "StudyError",
     "TaskSpec",
@@ -60,7 +60,10 @@ Binding = Literal[
 """What a factor changes. ``key`` picks one entry of the dict-valued bindings."""
 
 _KEYED: frozenset[str] = frozenset({"model_args", "generate_config", "task_args"})
-_STACKS = ("inspect", "lm-eval")
+
+STUDY_COPY = "study.yaml"
+"""The name of the study file's copy that ``run_study`` keeps in the study's log dir (so a
+report finds the study's analysis options and causal graph next to its logs)."""
 
 
 class StudyError(ValueError):
@@ -247,8 +250,9 @@ class Study(_Strict):
 class Cell:
     """One cell: the factor levels (labels) and everything they bind to.
 
-    ``id`` is a hash of the cell's task, factor labels and replicate seed, so it is stable
-    across reruns and independent of the cell's position in the design.
+    ``id`` is :func:`harness.factorial.design.cell_id` of the cell's factor labels, task,
+    task args and replicate seed, so it is stable across reruns and independent of the
+    cell's position in the design.
     """
 
     id: str
@@ -284,14 +288,6 @@ class Cell:
         return meta
 
 
-def _cell_id(task: TaskSpec, levels: dict[str, str], seed: int | None) -> str:
-    payload = json.dumps(
-        {"task": task.name, "args": task.args, "levels": levels, "seed": seed},
-        sort_keys=True, default=str,
-    )
-    return "c" + hashlib.sha256(payload.encode()).hexdigest()[:10]
-
-
 def _bind(study: Study, task: TaskSpec, seed: int | None, row: dict[str, str]) -> Cell:
     """Turn one design row (factor -> level label) into a cell with its bindings."""
     values: dict[str, Any] = {
@@ -319,7 +315,8 @@ def _bind(study: Study, task: TaskSpec, seed: int | None, row: dict[str, str]) -
     if seed is not None:
         values[study.replicates.seed_binds_to][study.replicates.seed_key] = seed
     return Cell(
-        id=_cell_id(task, row, seed), study=study.name, levels=dict(row), task=task.name,
+        id=_design.cell_id(row, task=task.name, task_args=task.args, seed=seed),
+        study=study.name, levels=dict(row), task=task.name,
         replicate_seed=seed, **values,
     )
 
@@ -378,10 +375,13 @@ def _semantic_errors(study: Study) -> list[tuple[tuple[Any, ...], str]]:
                                f"binds_to {factor.binds_to} without `key` needs mapping "
                                "values (or give `key`)"))
         if factor.binds_to == "stack":
+            # which stacks exist is the registry's (harness.factorial.stacks); the runner
+            # checks the names before it plans or runs anything
             for j, level in enumerate(factor.levels):
-                if level.value not in _STACKS:
+                if not isinstance(level.value, str) or not level.value:
                     errors.append((("factors", i, "levels", j),
-                                   f"stack must be one of {list(_STACKS)}, got {level.value!r}"))
+                                   f"a stack level names an evaluation stack (e.g. inspect, "
+                                   f"lm-eval), got {level.value!r}"))
         if factor.binds_to == "model":
             for j, level in enumerate(factor.levels):
                 if not isinstance(level.value, str) or "/" not in level.value:

@@ -19,6 +19,8 @@ from harness.stats import (
     bootstrap_ci,
     clopper_pearson_ci,
     clustered_se,
+    critical_value,
+    fit_logistic,
     holm_adjust,
     items_needed,
     kendall_tau,
@@ -27,6 +29,8 @@ from harness.stats import (
     minimum_detectable_difference,
     paired_difference,
     paired_difference_ci,
+    paired_t_p_value,
+    two_sided_p,
     wilson_ci,
 )
 
@@ -350,3 +354,54 @@ def test_rank_interval_handles_missing_items_and_is_reproducible() -> None:
     assert a.rank.tolist() == [1, 1]  # 2/3 each over the items they have
     with pytest.raises(ValueError):
         bootstrap_rank_interval(np.array([[np.nan, 1.0]]))
+
+
+# --------------------------------------------------------------------------- t, normal, tests
+
+
+def test_critical_value_is_t_or_normal_quantile() -> None:
+    assert critical_value(10, 0.95) == pytest.approx(sps.t.ppf(0.975, 10), rel=1e-15)
+    assert critical_value(math.inf, 0.95) == pytest.approx(1.959963984540054, rel=1e-15)
+    assert critical_value(math.inf, 0.90) == pytest.approx(sps.norm.ppf(0.95), rel=1e-15)
+
+
+def test_two_sided_p_matches_scipy_and_keeps_nan() -> None:
+    stat = np.array([-2.5, 0.0, 1.3, np.nan])
+    p = two_sided_p(stat, 7)
+    np.testing.assert_allclose(p[:3], 2 * sps.t.sf(np.abs(stat[:3]), 7), rtol=1e-15)
+    assert math.isnan(p[3])
+    assert float(two_sided_p(1.959963984540054, math.inf)) == pytest.approx(0.05, rel=1e-12)
+
+
+def test_paired_t_p_value_matches_scipy_ttest_rel() -> None:
+    rng = np.random.default_rng(5)
+    a = rng.normal(0.6, 0.2, size=15)
+    b = a - rng.normal(0.05, 0.1, size=15)
+    est = paired_difference_ci(a, b)
+    assert paired_t_p_value(est) == pytest.approx(sps.ttest_rel(a, b).pvalue, rel=1e-12)
+    assert math.isnan(paired_t_p_value(paired_difference_ci([1.0, 2.0], [1.0, 2.0])))
+
+
+# --------------------------------------------------------------------------- regression
+
+
+def _logit_data() -> tuple[np.ndarray, np.ndarray]:
+    x = np.array([5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20], dtype=float)
+    y = np.array([1, 1, 1, 0, 1, 1, 0, 1, 0, 1, 0, 0, 1, 0, 0, 0], dtype=float)
+    return x, y
+
+
+def test_fit_logistic_matches_statsmodels_logit() -> None:
+    x, y = _logit_data()
+    ref = sm.Logit(y, sm.add_constant(x)).fit(disp=0).params
+    a, b = fit_logistic(x, y, ridge=0.0)  # the unpenalised fit is the MLE
+    assert (a, b) == pytest.approx((ref[0], ref[1]), rel=1e-8)
+    a, b = fit_logistic(x, y)  # the default ridge moves it negligibly away from separation
+    assert (a, b) == pytest.approx((ref[0], ref[1]), rel=1e-3)
+
+
+def test_fit_logistic_stays_finite_under_separation() -> None:
+    x = np.arange(10, dtype=float)
+    a, b = fit_logistic(x, (x < 5).astype(float))
+    assert math.isfinite(a) and math.isfinite(b) and b < 0
+    assert -a / b == pytest.approx(4.5, abs=1e-6)  # the boundary sits between the groups

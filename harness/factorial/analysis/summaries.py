@@ -1,27 +1,27 @@
 """Summaries of a fit: estimated marginal means, coefficients, Holm-adjusted pairwise tests.
 
 Why apart from the engines: they read only the fit's (b, V, df), whatever engine made it.
+Quantiles, p-values and paired intervals come from :mod:`harness.stats`.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 import polars as pl
-from scipy import stats as sps
 from scipy.special import expit
 
 from harness.factorial.analysis.fit import Fit
 from harness.factorial.analysis.matrices import Matrices
 from harness.factorial.analysis.prepare import Family, Prepared, Term, term_name
-from harness.stats import holm_adjust, paired_difference_ci
-
-
-def quantile(df: float, level: float) -> float:
-    q = 0.5 + level / 2
-    return float(sps.norm.ppf(q) if not math.isfinite(df) else sps.t.ppf(q, df))
+from harness.stats import (
+    critical_value,
+    holm_adjust,
+    paired_difference_ci,
+    paired_t_p_value,
+    two_sided_p,
+)
 
 
 def emm_L(mats: Matrices, term: Term) -> tuple[list[tuple[int, ...]], np.ndarray]:
@@ -37,7 +37,7 @@ def emm_L(mats: Matrices, term: Term) -> tuple[list[tuple[int, ...]], np.ndarray
 def marginal_means(
     prep: Prepared, mats: Matrices, fit: Fit, terms: list[Term], family: Family, level: float
 ) -> pl.DataFrame:
-    q = quantile(fit.df, level)
+    q = critical_value(fit.df, level)
     counts = prep.cells
     records = []
     for term in terms:
@@ -71,14 +71,11 @@ def marginal_means(
 
 
 def effects(mats: Matrices, fit: Fit, family: Family, level: float) -> pl.DataFrame:
-    q = quantile(fit.df, level)
+    q = critical_value(fit.df, level)
     se = np.sqrt(np.maximum(np.diag(fit.V), 0))
     with np.errstate(divide="ignore", invalid="ignore"):
         stat = np.where(se > 0, fit.b / np.where(se > 0, se, 1), np.nan)
-    if math.isfinite(fit.df):
-        p = 2 * sps.t.sf(np.abs(stat), fit.df)
-    else:
-        p = 2 * sps.norm.sf(np.abs(stat))
+    p = two_sided_p(stat, fit.df)
     out = pl.DataFrame(
         {
             "name": mats.colnames,
@@ -119,12 +116,7 @@ def pairwise(
                 est = paired_difference_ci(
                     both.get_column(a).to_numpy(), both.get_column(b).to_numpy(), level=level
                 )
-                t = est.estimate / est.se if est.se > 0 else float("nan")
-                p = (
-                    float(2 * sps.t.sf(abs(t), both.height - 1))
-                    if math.isfinite(t)
-                    else float("nan")
-                )
+                p = paired_t_p_value(est)
                 block.append(
                     {
                         "factor": name,
@@ -142,14 +134,13 @@ def pairwise(
                 )
         elif (i,) in mats.slices:
             _, L = emm_L(mats, (i,))
-            q = quantile(fit.df, level)
+            q = critical_value(fit.df, level)
             for ia, ib in itertools.combinations(range(len(lv)), 2):
                 c = L[ia] - L[ib]
                 e = float(c @ fit.b)
                 s_ = float(np.sqrt(max(c @ fit.V @ c, 0)))
                 stat = e / s_ if s_ > 0 else float("nan")
-                dist = sps.t(fit.df) if math.isfinite(fit.df) else sps.norm()
-                p = float(2 * dist.sf(abs(stat))) if math.isfinite(stat) else float("nan")
+                p = float(two_sided_p(stat, fit.df))
                 block.append(
                     {
                         "factor": name,

@@ -19,11 +19,11 @@ disagree. The HTML embeds its plots as base64 PNGs and uses no scripts, fonts or
 Layout: :mod:`.frame` (study frame), :mod:`.options` (defaults, shared keyword options),
 :mod:`.sections`, :mod:`.attribution` and :mod:`.provenance` (the numbers),
 :mod:`.assemble` (``report_data``: the dict), :mod:`.tables` and :mod:`.render` (the
-views), :mod:`.build` (``build_report``, ``analyze_command``: writing).
+views), :mod:`.build` (``build_report``: writing).
 """
 
 from harness.factorial.report.assemble import report_data
-from harness.factorial.report.build import analyze_command, build_report
+from harness.factorial.report.build import build_report
 from harness.factorial.report.frame import LOG_PREFIX, Source, study_factors, study_frame
 from harness.factorial.report.options import (
     DEFAULT_ITEM,
@@ -45,7 +45,6 @@ __all__ = [
     "ReportOptions",
     "Source",
     "Table",
-    "analyze_command",
     "build_report",
     "render_html",
     "render_markdown",

@@ -33,8 +33,7 @@ from harness.factorial.report.sections import (
     effects_section,
     run_analysis,
 )
-from harness.factorial.run import STUDY_COPY
-from harness.factorial.study import Study, load_study
+from harness.factorial.study import STUDY_COPY, Study, load_study
 
 
 def resolve_score_key(frame: pl.DataFrame, score_key: str | None,

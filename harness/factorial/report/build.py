@@ -1,4 +1,4 @@
-"""Writing a report (JSON, Markdown, HTML) and the text of ``harness study analyze``.
+"""Writing a report: ``report.json``, ``report.md`` and ``report.html``.
 
 Why thin: assembly (:mod:`.assemble`) and views (:mod:`.tables`, :mod:`.render`) do the work.
 """
@@ -48,18 +48,4 @@ def build_report(
     paths["markdown"].write_text(render_markdown(data, tables))
     paths["html"].write_text(render_html(data, tables, report_plots(data)))
     return paths
-
-
-def analyze_command(
-    source: Source, *, as_json: bool = False, **options: Unpack[ReportOptions]
-) -> str:
-    """Text for ``harness study analyze``: the cell table and ANOVA as Markdown, or JSON.
-
-    Options are :class:`ReportOptions`, as for :func:`build_report`.
-    """
-    data = report_data(source, **options)
-    if as_json:
-        return json.dumps(data, indent=2, ensure_ascii=False)
-    tables = [t for t in report_tables(data) if t.key in ("cell_results", "anova")]
-    return "\n\n".join([data["attribution"]["statement"], *(t.markdown() for t in tables)])
 

@@ -1,7 +1,7 @@
 """A report's options: defaults, the keyword set the entry points share, the resolved spec.
 
-Why one place: ``report_data``, ``build_report`` and ``analyze_command`` take the same
-options; declaring them once keeps their names and defaults from drifting apart.
+Why one place: ``report_data`` and ``build_report`` take the same options; declaring them
+once keeps their names and defaults from drifting apart.
 """
 
 from __future__ import annotations

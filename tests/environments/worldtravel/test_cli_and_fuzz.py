@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from environments.worldtravel import check as check_cli
 from environments.worldtravel import generate as generate_cli
 from environments.worldtravel import queries
-from environments.worldtravel.analysis import feasibility_by_bucket, macro_by_kind, planning_horizon
+from environments.worldtravel.analysis import feasibility_by_bucket, macro_by_kind
 from environments.worldtravel.checker import check_plan
 from environments.worldtravel.store import (
     DATA_DIR,
@@ -69,13 +69,10 @@ def test_queries_expose_facts_only_on_request() -> None:
         queries.search_hotels(world, "Atlantis")
 
 
-def test_analysis_horizon_and_macro() -> None:
+def test_analysis_buckets_and_macro() -> None:
+    # the fitted horizon moved to benchmarks/worldtravel (test_worldtravel_horizon.py)
     counts = [n for n in range(5, 31) for _ in range(6)]
     falling = [1.0 if n < 15 else 0.0 for n in counts]
-    horizon = planning_horizon(counts, falling)
-    assert horizon is not None and 12 <= horizon <= 17
-    assert planning_horizon(counts, [1.0] * len(counts)) is None  # never falls
-    assert planning_horizon(counts, [0.0] * len(counts)) is None  # never feasible
     table = feasibility_by_bucket(counts, falling)
     assert table["5-9"] == 1.0 and table["25-30"] == 0.0
     rows = [

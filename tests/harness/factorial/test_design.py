@@ -1,4 +1,4 @@
-"""Designs: full factorials, 2^(k-p) fractions (generators, resolution search), subsets, blocks.
+"""Designs: full factorials, 2^(k-p) fractions (generators, resolution search), subsets.
 
 Alias and resolution checks are made against the coded matrix itself (a defining word is
 a product of columns that is constant over the runs), so they do not just restate the code.
@@ -6,6 +6,7 @@ a product of columns that is constant over the runs), so they do not just restat
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 
@@ -13,13 +14,12 @@ import numpy as np
 import pytest
 
 from harness.factorial.design import (
+    cell_id,
     design_from_cli,
     design_json,
     fractional_factorial,
     full_factorial,
     random_subset,
-    with_blocks,
-    with_replicates,
 )
 
 
@@ -172,14 +172,22 @@ def test_random_subset_is_seeded_and_keeps_ids() -> None:
     assert one.n_cells == 7 and {c.id for c in one.cells} <= {c.id for c in design.cells}
 
 
-def test_replicates_and_blocks() -> None:
-    design = with_replicates(full_factorial({n: [-1, 1] for n in "ABC"}), 3, kind="seeds")
-    assert len(design.runs()) == 24 and design_json(design)["runs"] == 24
-    blocked = with_blocks(design, generators=["ABC"])
-    assert blocked.blocking is not None and blocked.blocking["confounded"] == ["ABC"]
-    for cell in blocked.cells:
-        assert (cell.block == "b1") == (int(np.prod(cell.coded)) == 1)
-    assert sum(c.block == "b1" for c in blocked.cells) == 4
-    by_rep = with_blocks(design, by="replicate")
-    assert {r.block for r in by_rep.runs()} == {"r0", "r1", "r2"}
-    assert with_blocks(design, by="item").blocking == {"by": "item"}
+def test_design_json_has_one_run_per_cell() -> None:
+    design = fractional_factorial(list("ABCD"), generators=["D=ABC"])
+    data = design_json(design)
+    assert data["runs"] == 8 == design.n_cells
+    assert data["matrix"] == [list(c.coded) for c in design.cells]
+
+
+def test_cell_id_is_one_function_of_what_makes_the_cell() -> None:
+    levels = {"model": "m1", "prompt": "p2"}
+    assert cell_id(levels) == cell_id(dict(reversed(levels.items())))  # factor order
+    full = full_factorial({"model": ["m1", "m2"], "prompt": ["p1", "p2"]})
+    assert full.cell(cell_id(levels)).levels == levels
+    study_cell = cell_id(levels, task="harness/arithmetic", task_args={"n": 3}, seed=1)
+    assert study_cell != cell_id(levels)
+    assert study_cell != cell_id(levels, task="harness/arithmetic", task_args={"n": 3}, seed=2)
+    # the formula study logs record (changing it would orphan every existing study log)
+    payload = {"task": "harness/arithmetic", "args": {"n": 3}, "levels": levels, "seed": None}
+    digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+    assert cell_id(levels, task="harness/arithmetic", task_args={"n": 3}) == "c" + digest[:10]
