@@ -105,11 +105,28 @@ def _sandboxes() -> list[dict[str, Any]]:
     ]
 
 
+def _study_parts() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Interventions and evaluation stacks a study can use as factors (they register when
+    the factorial engine's modules are imported)."""
+    import harness.factorial.interventions  # noqa: F401  (@intervention)
+    import harness.factorial.run  # noqa: F401  (@stack_runner: inspect, lm-eval)
+
+    interventions = [{"name": e.name, "status": e.status, "summary": e.summary}
+                     for e in entries("intervention")]
+    stacks = [{"name": e.name, "status": e.status, "extra": e.extra, "summary": e.summary}
+              for e in entries("stack")]
+    return interventions, stacks
+
+
 def inventory() -> dict[str, list[dict[str, Any]]]:
-    """Benchmarks, methods, model providers and sandboxes (the ``harness list --json`` shape)."""
+    """Benchmarks, methods, model providers, sandboxes, and a study's interventions and
+    evaluation stacks (the ``harness list --json`` shape)."""
+    interventions, stacks = _study_parts()
     return {
         "benchmarks": _benchmarks(),
         "methods": _methods(),
         "models": _models(),
         "sandboxes": _sandboxes(),
+        "interventions": interventions,
+        "stacks": stacks,
     }

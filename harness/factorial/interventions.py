@@ -30,6 +30,7 @@ from inspect_ai.dataset import Dataset, MemoryDataset, Sample
 from inspect_ai.model import ChatMessage, ChatMessageUser
 
 from harness import inspect_compat
+from harness.registry import find, names, register
 
 __all__ = [
     "Intervention",
@@ -64,32 +65,28 @@ class Intervention:
         return out.model_copy(update={"id": sample.id, "metadata": metadata})
 
 
-_REGISTRY: dict[str, Intervention] = {}
-
-
 def intervention(name: str, description: str) -> Callable[[Transform], Transform]:
     """Register ``fn(sample, rng) -> Sample`` as the intervention ``name``."""
 
-    def register(fn: Transform) -> Transform:
-        _REGISTRY[name] = Intervention(name, description, fn)
+    def decorate(fn: Transform) -> Transform:
+        register("intervention", name, fn, summary=description)
         return fn
 
-    return register
+    return decorate
 
 
 def list_interventions() -> list[str]:
     """Registered intervention names, sorted."""
-    return sorted(_REGISTRY)
+    return names("intervention")
 
 
 def get_intervention(name: str) -> Intervention:
     """The intervention called ``name`` (the error lists the known ones)."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
+    entry = find("intervention", name)
+    if entry is None:
         raise ValueError(
-            f"unknown intervention {name!r}; known: {', '.join(list_interventions())}"
-        ) from None
+            f"unknown intervention {name!r}; known: {', '.join(list_interventions())}")
+    return Intervention(name, entry.summary, entry.obj)
 
 
 def apply(sample: Sample, name: str, seed: int = 0) -> Sample:
