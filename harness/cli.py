@@ -36,13 +36,13 @@ console = Console()
 @app.command("list")
 def list_cmd(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """List benchmarks, methods, model providers and sandboxes."""
-    from harness.inventory import inventory
+    from harness.inventory import inventory, study_parts
 
     inv = inventory()
     if as_json:
         typer.echo(json.dumps(inv, indent=2))
         return
-    for section, rows in inv.items():
+    for section, rows in {**inv, **study_parts()}.items():
         table = Table(title=section, show_lines=False)
         table.add_column("name")
         table.add_column("status")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.registry import Entry, entries
+from harness.registry import Entry, entries, extra_available
 
 # how `harness list` has always grouped methods: the registry kind -> the listed kind
 _METHOD_KINDS: dict[str, str] = {
@@ -38,7 +38,8 @@ def _benchmark_facts(name: str) -> dict[str, Any]:
         return {"eval_yaml_error": str(err)}
     if task is None:
         return {}
-    return evalspec.listing_facts(task)
+    return {"headline": task.headline, "lower_is_better": task.lower_is_better(),
+            "errored": task.policy(), "version": task.version, "paper": task.spec.paper_url}
 
 
 def _benchmarks() -> list[dict[str, Any]]:
@@ -64,6 +65,7 @@ def _models() -> list[dict[str, Any]]:
     from harness.models import ladder
 
     rows: list[dict[str, Any]] = []
+    torch = extra_available("cpu")
     for model in ladder.LADDER:
         ready = bool(ladder.status(model)["ready"])
         status = "available" if ready else f"not fetched (harness models fetch {model.name})"
@@ -71,9 +73,8 @@ def _models() -> list[dict[str, Any]]:
             {"name": f"embedded/{model.name}", "status": status,
              "summary": f"{model.title} through llama.cpp, in process, offline"},
             {"name": f"whitebox/{model.name}",
-             "status": status,
-             "summary": "the same weights through transformers: logits, hidden states, KV"
-                        " (needs the cpu extra)"},
+             "status": status if torch else "needs pip install 'harness[cpu]'",
+             "summary": "the same weights through transformers: logits, hidden states, KV"},
             {"name": f"openai-api/evalsuite/{model.name}", "status": status,
              "summary": f"harness serve {model.name}: OpenAI-compatible, tool calls on the wire"},
         ]
@@ -105,9 +106,10 @@ def _sandboxes() -> list[dict[str, Any]]:
     ]
 
 
-def _study_parts() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def study_parts() -> dict[str, list[dict[str, Any]]]:
     """Interventions and evaluation stacks a study can use as factors (they register when
-    the factorial engine's modules are imported)."""
+    the factorial engine's modules are imported). Printed by ``harness list``; kept out of
+    ``--json``, whose four sections are a contract."""
     import harness.factorial.interventions  # noqa: F401  (@intervention)
     import harness.factorial.run  # noqa: F401  (@stack_runner: inspect, lm-eval)
 
@@ -115,18 +117,14 @@ def _study_parts() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
                      for e in entries("intervention")]
     stacks = [{"name": e.name, "status": e.status, "extra": e.extra, "summary": e.summary}
               for e in entries("stack")]
-    return interventions, stacks
+    return {"interventions": interventions, "stacks": stacks}
 
 
 def inventory() -> dict[str, list[dict[str, Any]]]:
-    """Benchmarks, methods, model providers, sandboxes, and a study's interventions and
-    evaluation stacks (the ``harness list --json`` shape)."""
-    interventions, stacks = _study_parts()
+    """Benchmarks, methods, model providers and sandboxes (the ``harness list --json`` shape)."""
     return {
         "benchmarks": _benchmarks(),
         "methods": _methods(),
         "models": _models(),
         "sandboxes": _sandboxes(),
-        "interventions": interventions,
-        "stacks": stacks,
     }

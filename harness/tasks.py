@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from inspect_ai import task
 
-from harness.registry import folder_of, register
+from harness.registry import folder_of, register, require_extra
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -46,12 +46,14 @@ def _package_path(folder: Path) -> str:
     return folder.relative_to(root).as_posix()
 
 
-def _harness_alias(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+def _harness_alias(name: str, fn: Callable[..., Any], extra: str | None) -> Callable[..., Any]:
     # the @task wrapper keeps the user's function as __wrapped__; re-register that
     inner = getattr(fn, "__wrapped__", fn)
 
     @functools.wraps(inner)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if extra is not None:  # the install line, not a traceback, when the extra is missing
+            require_extra(extra, f"the {name} benchmark")
         return inner(*args, **kwargs)
 
     wrapper.__module__ = __name__  # registry namespace comes from the defining module
@@ -72,7 +74,7 @@ def benchmark(
     """
 
     def decorate(fn: F) -> F:
-        alias = _harness_alias(name, fn)
+        alias = _harness_alias(name, fn, extra)
         folder = folder_of(fn)
         register(
             "benchmark", name, fn, summary=summary or _module_summary(fn), extra=extra,
