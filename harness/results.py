@@ -15,6 +15,13 @@ one place:
   visible to every consumer instead of vanishing from denominators.
 * Token counts are summed over every model the sample used (0 when it made no call).
 
+How an errored (or unscored) row counts in a mean is one explicit policy, applied here for
+every consumer by :func:`apply_errored_policy`: ``zero`` (it scores 0 and stays in the
+mean) or ``drop`` (it leaves the mean and is only counted). Each task's default comes from
+its benchmark's ``eval.yaml`` (:mod:`harness.evalspec`), per score key; a caller may
+override it. A lower-is-better score never takes ``zero`` (0 would beat every real result).
+:func:`errored_counts` gives the counts each output states next to its means.
+
 Why not ``inspect_ai.analysis.samples_df``: it validates every summary through pydantic
 and builds pandas frames, which costs ~10x the time and ~4x the memory on a 100k-sample
 study (see ``tests/perf/test_results_perf.py``). This module reads ``header.json`` and
@@ -30,11 +37,14 @@ import json
 import math
 import struct
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
+
+if TYPE_CHECKING:
+    from harness.evalspec import ErroredPolicy
 
 try:  # orjson is ~3x faster on summaries; the stdlib is the fallback
     import orjson
@@ -58,7 +68,12 @@ except ImportError:  # pragma: no cover - exercised only without orjson
 
 
 __all__ = [
+    "POLICY_COLUMNS",
     "SCHEMA",
+    "apply_errored_policy",
+    "errored_counts",
+    "errored_policies",
+    "with_unreported_keys",
     "iter_results",
     "list_logs",
     "read_headers",
@@ -595,3 +610,159 @@ def with_metadata_columns(
             .alias(name)
         )
     return df.with_columns(columns)
+
+
+# --------------------------------------------------------------------------- errored samples
+
+POLICY_COLUMNS = ("errored", "counted", "errored_policy")
+"""Columns :func:`apply_errored_policy` adds: the row's sample errored; the row enters means;
+the policy applied to it."""
+
+
+def _check_policy(policy: str, where: str) -> None:
+    from harness.evalspec import ERRORED_POLICIES
+
+    if policy not in ERRORED_POLICIES:
+        raise ValueError(f"errored policy for {where} must be one of "
+                         f"{', '.join(ERRORED_POLICIES)}, got {policy!r}")
+
+
+def errored_policies(
+    frame: pl.DataFrame,
+    policy: ErroredPolicy | Mapping[str, ErroredPolicy] | None = None,
+) -> pl.DataFrame:
+    """One row per (``task``, ``score_key``) of ``frame``: ``errored_policy`` and
+    ``lower_is_better``, from the task's ``eval.yaml`` unless ``policy`` overrides it.
+
+    Args:
+        frame: A results frame (needs ``task``; ``score_key`` is optional).
+        policy: One policy for every task, a ``task -> policy`` mapping (tasks it does not
+            name keep their own), or None (every task's own; ``zero`` without an eval.yaml).
+
+    Raises:
+        ValueError: An unknown policy, or ``zero`` asked for on a lower-is-better score.
+    """
+    from harness.evalspec import DEFAULT_ERRORED_POLICY, spec_for_task
+
+    has_key = "score_key" in frame.columns
+    pairs = (frame.select("task", "score_key") if has_key
+             else frame.select("task").with_columns(pl.lit(None, pl.String()).alias("score_key")))
+    rows = []
+    for task, key in pairs.unique(maintain_order=True).iter_rows():
+        found = spec_for_task(str(task)) if task is not None else None
+        lower = found.lower_is_better(key) if found is not None and key is not None else False
+        own = found.policy(key) if found is not None else DEFAULT_ERRORED_POLICY
+        chosen = policy.get(task, own) if isinstance(policy, Mapping) else (policy or own)
+        where = f"{task} {key}" if key else str(task)
+        _check_policy(chosen, where)
+        if chosen == "zero" and lower:
+            raise ValueError(f"errored='zero' on {where}, which is lower-is-better: errored "
+                             "samples scored 0 would beat every real result; use 'drop'")
+        rows.append({"task": task, "score_key": key, "errored_policy": chosen,
+                     "lower_is_better": lower})
+    schema = {"task": pl.String(), "score_key": pl.String(), "errored_policy": pl.String(),
+              "lower_is_better": pl.Boolean()}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def apply_errored_policy(
+    frame: pl.DataFrame,
+    policy: ErroredPolicy | Mapping[str, ErroredPolicy] | None = None,
+    *,
+    response: str = "score_value",
+    keep_dropped: bool = False,
+) -> pl.DataFrame:
+    """The frame with ``response`` counted under an explicit errored-sample policy.
+
+    A row is *missing* when its sample errored (``error`` set) or it has no value. Under
+    ``zero`` a missing row's response becomes 0.0 (an errored sample's value, if it has one,
+    is not trusted either); under ``drop`` the row is removed (or, with ``keep_dropped``,
+    kept with a null response so it can still be counted). Adds ``errored`` (the sample
+    errored), ``counted`` (the row enters means) and ``errored_policy``. A frame that already
+    carries ``errored_policy`` is returned as it is (the policy is applied once).
+
+    Args:
+        frame: A results frame, or any frame with ``response``, ``error`` and ``task``.
+        policy: See :func:`errored_policies` (None: each task's eval.yaml, per score key).
+        response: The column counted (``score_value``).
+        keep_dropped: Keep dropped rows (response null, ``counted`` false).
+    """
+    if "errored_policy" in frame.columns:
+        if policy is not None and not isinstance(policy, Mapping):
+            applied = set(frame.get_column("errored_policy").drop_nulls().unique().to_list())
+            if applied - {policy}:
+                raise ValueError(f"the frame already has errored policy {sorted(applied)} "
+                                 f"applied; cannot apply {policy!r} on top")
+        return frame
+    for column in (response, "error"):
+        if column not in frame.columns:
+            raise ValueError(f"column {column!r} not found (have: {frame.columns})")
+    if "task" in frame.columns:
+        table = errored_policies(frame, policy)
+        on = ["task", "score_key"] if "score_key" in frame.columns else ["task"]
+        if on == ["task"]:
+            table = table.drop("score_key")
+        out = frame.join(table.drop("lower_is_better"), on=on, how="left", nulls_equal=True,
+                         maintain_order="left")
+    else:
+        from harness.evalspec import DEFAULT_ERRORED_POLICY
+
+        single = policy if isinstance(policy, str) else DEFAULT_ERRORED_POLICY
+        _check_policy(single, "the frame")
+        out = frame.with_columns(pl.lit(single, pl.String()).alias("errored_policy"))
+    errored = pl.col("error").is_not_null()
+    missing = errored | pl.col(response).is_null()
+    zero = pl.col("errored_policy") == "zero"
+    out = out.with_columns(
+        errored.alias("errored"),
+        (~missing | zero).alias("counted"),
+        pl.when(~missing).then(pl.col(response).cast(pl.Float64))
+        .when(zero).then(pl.lit(0.0)).otherwise(pl.lit(None, pl.Float64())).alias(response),
+    )
+    return out if keep_dropped else out.filter(pl.col("counted"))
+
+
+def with_unreported_keys(frame: pl.DataFrame,
+                         keys: Sequence[str] | Mapping[str, Sequence[str]]) -> pl.DataFrame:
+    """The frame plus rows under ``scorer/key`` for logs that never reported that key.
+
+    A log in which no sample was scored by a dict-valued scorer (every sample errored)
+    only knows the scorer's name, so its rows carry ``score_key = scorer``. A consumer that
+    selects ``scorer/key`` would lose those errored samples; this adds a copy of each such
+    row under every requested ``scorer/key`` (value null, error kept), so they are counted.
+
+    Args:
+        frame: A results frame.
+        keys: Score keys (``scorer/key``) for every task, or ``task -> keys``.
+    """
+    wanted = (keys if isinstance(keys, Mapping)
+              else {t: list(keys) for t in frame.get_column("task").unique().to_list()})
+    extra = []
+    for task, names in wanted.items():
+        of_task = frame.filter(pl.col("task") == task)
+        for key in names:
+            scorer = key.split("/", 1)[0]
+            if scorer == key:
+                continue
+            has = of_task.filter(pl.col("score_key") == key).get_column("log_file").unique()
+            bare = of_task.filter((pl.col("score_key") == scorer)
+                                  & pl.col("score_value").is_null()
+                                  & ~pl.col("log_file").is_in(has.implode()))
+            if bare.height:
+                extra.append(bare.with_columns(pl.lit(key).alias("score_key")))
+    return pl.concat([frame, *extra], how="vertical") if extra else frame
+
+
+def errored_counts(frame: pl.DataFrame, by: Sequence[str] = ("task",)) -> pl.DataFrame:
+    """Per ``by`` group: ``n_samples`` (sample x epoch), ``n_errored`` (samples whose run
+    errored) and ``n_unscored`` (samples with a null score but no error), counted on the
+    raw frame (before :func:`apply_errored_policy`), each sample once however many score
+    keys it has."""
+    sample = pl.struct("log_file", "sample_id", "epoch")
+    errored = pl.col("error").is_not_null()
+    value = "score_value"
+    return (frame.group_by(list(by), maintain_order=True)
+            .agg(sample.n_unique().alias("n_samples"),
+                 sample.filter(errored).n_unique().alias("n_errored"),
+                 sample.filter(~errored & pl.col(value).is_null()).n_unique()
+                 .alias("n_unscored")))

@@ -3,7 +3,8 @@
 ``build(LOGDIRS, OUT)`` is what ``harness leaderboard build`` runs. The tables are computed in
 :mod:`leaderboards.tables`, written as JSON (own schema and Every Eval Ever) by
 :mod:`leaderboards.exports` and as HTML by :mod:`leaderboards.site`. :func:`leaderboard` is
-the older one-row-per-(task, model) summary, kept as ``leaderboard.csv``.
+the older one-row-per-(task, model) summary, kept as ``leaderboard.csv`` over each
+benchmark's headline score (the key the board ranks on), under the same errored policy.
 
 Logs are read only through ``harness.results``; intervals come only from ``harness.stats``.
 """
@@ -18,7 +19,7 @@ from typing import Any
 
 import polars as pl
 
-from harness.results import list_logs, read_log
+from harness.results import apply_errored_policy, list_logs, read_log, with_unreported_keys
 from harness.stats import mean_ci
 from leaderboards.exports import project_document, rel_path, write_eee, write_json
 from leaderboards.site import write_site
@@ -28,29 +29,44 @@ __all__ = ["build", "leaderboard", "load_pricing", "markdown", "read_logs", "to_
 
 
 def leaderboard(frame: pl.DataFrame, by: tuple[str, ...] = ("task", "model"),
-                score_key: str | None = None) -> pl.DataFrame:
+                score_key: str | None = None, errored: Any = None) -> pl.DataFrame:
     """One row per ``by`` group: mean, clustered CI (by sample id), n, errors; best first.
 
-    Errored samples are counted in ``errors`` and score zero, never dropped silently.
+    Errored samples count under each task's errored-sample policy (``errored`` overrides
+    it: see :func:`harness.results.apply_errored_policy`) and are counted in ``errors``
+    either way; ``errored_policy`` says which applied. A lower-is-better score (eval.yaml)
+    sorts ascending; a group whose every sample was dropped has no mean and sorts last.
     """
+    from harness.evalspec import spec_for_task
+
     df = frame
     if score_key is not None:
         df = df.filter(pl.col("score_key") == score_key)
+    df = apply_errored_policy(df, errored, keep_dropped=True)
     rows = []
     for keys, group in df.group_by(list(by), maintain_order=True):
-        values = group["score_value"].fill_null(0.0).to_numpy()
-        # scores in [0, 1] (accuracy and the like): clip the interval to what is possible
-        bounded = bool(len(values)) and values.min() >= 0.0 and values.max() <= 1.0
-        est = mean_ci(values, cluster=group["sample_id"].to_numpy(),
-                      bounds=(0.0, 1.0) if bounded else None)
+        values = group.filter(pl.col("counted"))["score_value"].to_numpy()
+        key = group["score_key"][0] if score_key is None else score_key
+        found = spec_for_task(str(group["task"][0])) if "task" in group.columns else None
+        lower = found.lower_is_better(key) if found is not None else False
+        mean = lo = hi = None
+        if len(values):
+            # scores in [0, 1] (accuracy and the like): clip the interval to what is possible
+            bounded = values.min() >= 0.0 and values.max() <= 1.0
+            est = mean_ci(values, cluster=group.filter(pl.col("counted"))["sample_id"].to_numpy(),
+                          bounds=(0.0, 1.0) if bounded else None)
+            mean, lo, hi = est.estimate, est.lo, est.hi
         rows.append({
             **dict(zip(by, keys, strict=True)),
-            "score_key": group["score_key"][0] if score_key is None else score_key,
-            "mean": est.estimate, "ci_lo": est.lo, "ci_hi": est.hi, "n": len(values),
-            "errors": int(group["error"].is_not_null().sum()),
+            "score_key": key, "mean": mean, "ci_lo": lo, "ci_hi": hi, "n": group.height,
+            "errors": int(group["errored"].sum()),
+            "errored_policy": group["errored_policy"][0],
+            "_order": None if mean is None else (mean if lower else -mean),
         })
     out = pl.DataFrame(rows)
-    return out.sort(["task", "mean"], descending=[False, True]) if len(out) else out
+    if not len(out):
+        return out
+    return out.sort(["task", "_order"], nulls_last=True).drop("_order")
 
 
 def to_markdown(table: pl.DataFrame) -> str:
@@ -131,13 +147,28 @@ def _cell(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value).replace("|", "/")
 
 
+_POLICY = {"zero": "errored samples score 0", "drop": "errored samples are left out"}
+
+
+def headline_line(bench: Mapping[str, Any]) -> str:
+    """One benchmark's headline, direction, items and errored-sample policy, as a sentence."""
+    direction = "lower is better" if bench.get("lower_is_better") else "higher is better"
+    summary = f": {bench['summary']}" if bench.get("summary") else ""
+    policy = bench.get("errored_policy")
+    how = _POLICY.get(policy or "", f"errored samples: {policy}")
+    return (f"Headline score `{bench['score_key']}` ({direction}{summary}), "
+            f"{bench['n_items']} items; {how} ({bench.get('n_errored', 0)} errored).")
+
+
 def markdown(document: Mapping[str, Any], title: str = "Leaderboard") -> str:
     """The leaderboard as Markdown: the overall table, then one table per benchmark."""
     level = round(document["level"] * 100)
     lines = [f"# {title}", ""]
     if document.get("as_of"):
-        lines += [f"Logs as of {document['as_of']}. Scores are means over samples x epochs "
-                  f"(errored samples score 0); {level}% CIs are t intervals clustered by item; "
+        lines += [f"Logs as of {document['as_of']}. Scores are means over samples x epochs, "
+                  "errored samples counted as each benchmark states below (zero: scored 0; "
+                  "drop: left out of the mean and the ranking; counted in errors either way); "
+                  f"{level}% CIs are t intervals clustered by item; "
                   f"rank intervals from {document['n_boot']} paired bootstrap resamples. "
                   "Tool calls/sample and the pooled share of valid calls come from each "
                   "benchmark's `tool_call_validity` score (— where a benchmark has no tools "
@@ -149,8 +180,7 @@ def markdown(document: Mapping[str, Any], title: str = "Leaderboard") -> str:
         lines.append(f"| {_cell(r['model'])} | {_cell(r['agent'])} | {r['n_benchmarks']} | "
                      f"{_cell(r['mean_win_rate'])} | {_cell(r['mean_normalised'])} |")
     for bench in document["benchmarks"]:
-        lines += ["", f"## {bench['name']}", "", f"Headline score `{bench['score_key']}`, "
-                  f"{bench['n_items']} items.", "",
+        lines += ["", f"## {bench['name']}", "", headline_line(bench), "",
                   f"| rank | rank {level}% | model | agent | setup | score | {level}% CI | "
                   "normalised | n | completed | errors | tool calls/sample | valid calls | "
                   "tokens/sample | cost | work s/sample |",
@@ -206,5 +236,15 @@ def build(log_dir: LogDirs, out_dir: str | Path, options: Options | None = None,
     paths["overall_csv"] = out / "overall.csv"
     board.overall.write_csv(paths["overall_csv"])
     paths["csv"] = out / "leaderboard.csv"
-    leaderboard(frame).write_csv(paths["csv"])
+    leaderboard(_headline_rows(frame, board), errored=board.options.errored).write_csv(
+        paths["csv"])
     return paths
+
+
+def _headline_rows(frame: pl.DataFrame, board: Leaderboard) -> pl.DataFrame:
+    """The rows of each benchmark's headline score key (what the board ranked on)."""
+    if board.benchmarks.height == 0:
+        return frame.clear()
+    keys = board.benchmarks.select(pl.col("benchmark").alias("task"), "score_key")
+    wanted = {t: [k] for t, k in keys.iter_rows()}
+    return with_unreported_keys(frame, wanted).join(keys, on=["task", "score_key"])

@@ -8,6 +8,12 @@ the Inspect logs, which the records name in their details.
 
 Timestamps come from the logs (the latest ``created``), never from the clock, so a rebuild
 from the same logs writes the same bytes.
+
+Both documents state each benchmark's direction (``lower_is_better``, from its eval.yaml)
+and errored-sample policy with the count of errored samples, so a reader knows what a mean
+averages. An entry whose every sample was dropped under ``drop`` has no score: it stays in
+the project document (score null) and is left out of the Every Eval Ever records, whose
+schema needs a number.
 """
 
 from __future__ import annotations
@@ -106,13 +112,21 @@ def _num(value: Any) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 
+def _policy_text(policy: str | None, errors: int) -> str:
+    how = {"zero": "errored samples score 0", "drop": "errored samples are left out"}
+    return f"{how.get(policy or 'zero', f'errored samples: {policy}')} ({errors} errored)"
+
+
 def eee_records(board: Leaderboard, log_base: Path) -> list[dict[str, Any]]:
-    """One Every Eval Ever record per entry, valid against its ``eval.schema.json``."""
+    """One Every Eval Ever record per entry with a score, valid against its
+    ``eval.schema.json``."""
     stamp = _unix(as_of(board))
     infos = {r["benchmark"]: r for r in board.benchmarks.to_dicts()}
     records = []
     for entry in board.entries.to_dicts():
         info = infos[entry["benchmark"]]
+        if _num(entry["score"]) is None:
+            continue  # every sample dropped: no score to export
         provider, _, name = entry["model"].partition("/")
         uncertainty: dict[str, Any] = {"num_samples": entry["n"]}
         if _num(entry["se"]) is not None:
@@ -126,7 +140,8 @@ def eee_records(board: Leaderboard, log_base: Path) -> list[dict[str, Any]]:
         details = {
             "agent": entry["agent"], "setup": entry["setup"],
             "n_items": str(entry["n_items"]), "n_completed": str(entry["n_completed"]),
-            "errors": str(entry["errors"]), "rank": str(entry["rank"]),
+            "errors": str(entry["errors"]), "errored_policy": str(info["errored_policy"]),
+            "rank": str(entry["rank"]),
             "rank_interval": f"[{entry['rank_lo']}, {entry['rank_hi']}]",
             "tokens_per_sample": f"{entry['tokens_per_sample']:.6g}",
             "time_per_sample_s": f"{entry['time_per_sample']:.6g}",
@@ -140,11 +155,13 @@ def eee_records(board: Leaderboard, log_base: Path) -> list[dict[str, Any]]:
             if _num(entry.get(key)) is not None:
                 details[key] = f"{entry[key]:.6g}"
         bounded = bool(info["bounded"])
+        summary = f" ({info['summary']})" if info.get("summary") else ""
         metric: dict[str, Any] = {
-            "evaluation_description": f"mean of {entry['score_key']} over samples; "
-                                      "errored samples score 0",
+            "evaluation_description": f"mean of {entry['score_key']}{summary} over samples; "
+                                      + _policy_text(info["errored_policy"], entry["errors"]),
             "metric_id": f"{slug(entry['benchmark'])}.{entry['score_key']}",
-            "metric_name": entry["score_key"], "lower_is_better": False,
+            "metric_name": entry["score_key"],
+            "lower_is_better": bool(info["lower_is_better"]),
             "score_type": "continuous",
             "min_score": 0.0 if bounded else "-Infinity",
             "max_score": 1.0 if bounded else "Infinity",

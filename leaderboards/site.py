@@ -3,9 +3,11 @@
 ``index.html`` holds the overall table, one row per benchmark and the list of logs; each
 benchmark gets ``<slug>.html`` with its entries (sortable), a forest plot of scores with
 their CIs, the pairwise difference matrix and links to every log (open them with
-``inspect view``). The site is plain files with no external requests, so it works from
-``file://`` or any static server; the style sheet and the sorting script are inlined from
-``templates/`` so every page stands alone.
+``inspect view``). Each page states the headline's direction and the errored-sample policy
+with its count (from the benchmark's eval.yaml); a lower-is-better benchmark colours a
+pairwise cell green when the row is lower. The site is plain files with no external
+requests, so it works from ``file://`` or any static server; the style sheet and the
+sorting script are inlined from ``templates/`` so every page stands alone.
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ def _sort_value(value: Any) -> str:
 
 
 def forest_svg(entries: list[dict[str, Any]], width: int = 640, row: int = 22) -> str:
-    """An SVG forest plot: one row per entry, a dot at the score and a bar for its CI."""
+    """An SVG forest plot: one row per entry, a dot at the score and a bar for its CI
+    (no dot for an entry without a score)."""
     values = [v for e in entries for v in (e["score"], e["ci_lo"], e["ci_hi"])
               if v is not None and not math.isnan(v)]
     lo, hi = (min(values + [0.0]), max(values + [1.0])) if values else (0.0, 1.0)
@@ -66,7 +69,8 @@ def forest_svg(entries: list[dict[str, Any]], width: int = 640, row: int = 22) -
         if e["ci_lo"] is not None and e["ci_hi"] is not None:
             parts.append(f'<line x1="{x(e["ci_lo"]):.1f}" y1="{y:.1f}" '
                          f'x2="{x(e["ci_hi"]):.1f}" y2="{y:.1f}" class="ci"/>')
-        parts.append(f'<circle cx="{x(e["score"]):.1f}" cy="{y:.1f}" r="4" class="dot"/>')
+        if e["score"] is not None:
+            parts.append(f'<circle cx="{x(e["score"]):.1f}" cy="{y:.1f}" r="4" class="dot"/>')
         parts.append(f'<text x="4" y="{y + 4:.1f}" class="rank">{e["rank"]}</text></g>')
     parts.append("</svg>")
     return "".join(parts)
@@ -80,12 +84,17 @@ def _pair_matrix(entries: list[dict[str, Any]], pairs: list[dict[str, Any]]
     return [[None if a == b else index.get((a, b)) for b in names] for a in names]
 
 
-def _cell_class(pair: dict[str, Any] | None) -> str:
+def _cell_class(pair: dict[str, Any] | None, lower_is_better: bool = False) -> str:
+    """``win`` when the row (``a``) is better than the column beyond its CI, ``loss`` when
+    worse, ``tie`` otherwise; better means lower on a lower-is-better benchmark."""
     if pair is None or pair["ci_lo"] is None or pair["ci_hi"] is None:
         return "na"
-    if pair["ci_lo"] > 0:
+    above, below = pair["ci_lo"] > 0, pair["ci_hi"] < 0
+    if lower_is_better:
+        above, below = below, above
+    if above:
         return "win"
-    if pair["ci_hi"] < 0:
+    if below:
         return "loss"
     return "tie"
 

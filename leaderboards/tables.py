@@ -7,12 +7,21 @@ factorial logs, the factor levels). Settings that are the same in every log of a
 are not part of the label, so an ordinary leaderboard of models has one row per model.
 
 Per entry: the headline score (mean over samples x epochs), a 95% CI whose standard error is
-clustered by item (``sample_id``), counts of samples, completed and errored samples (an
-errored or unscored sample scores 0 and is counted, never dropped), tokens, cost when
-pricing is given, time, the normalised score where the benchmark has reference agents
-(floor -> 0, oracle -> 1), and a rank with a bootstrap rank interval over items. Per
+clustered by item (``sample_id``), counts of samples, completed and errored samples, tokens,
+cost when pricing is given, time, the normalised score where the benchmark has reference
+agents (floor -> 0, oracle -> 1), and a rank with a bootstrap rank interval over items. Per
 benchmark: every pair's paired difference with its CI. Across benchmarks: mean normalised
 score and mean win rate per (model, agent).
+
+What each benchmark's ``eval.yaml`` decides (:mod:`harness.evalspec`, overridable through
+:class:`Options`): the headline score key, its direction (a lower-is-better score ranks
+ascending: rank 1 is the lowest mean), the floor/ceiling agents (tried after the options'
+references), and how an errored or unscored sample counts
+(:func:`harness.results.apply_errored_policy`): ``zero`` scores it 0 and keeps it in the
+mean; ``drop`` leaves it out of the mean and the ranking. Either way it is counted in
+``errors``, and a minimised score never takes ``zero`` (0 would beat every real result), so
+an errored sample can never rank above a real one. An entry whose every sample was
+dropped has no score and ranks after every entry that has one.
 
 All intervals come from :mod:`harness.stats`; this module only reshapes frames.
 """
@@ -30,6 +39,8 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from harness.evalspec import BenchmarkTask, ErroredPolicy, spec_for_task
+from harness.results import apply_errored_policy, with_unreported_keys
 from harness.stats import bootstrap_rank_interval, mean_ci, paired_difference_ci
 
 __all__ = [
@@ -85,8 +96,14 @@ class Options:
     """What the build computes; the defaults suit any Inspect log.
 
     Attributes:
-        headline: benchmark -> score key to rank on (default: the benchmark's first
-            score key that has any value).
+        headline: benchmark -> score key to rank on (default: the ``headline`` of the
+            benchmark's eval.yaml when its logs hold that key, else the first score key
+            that has any value).
+        errored: how an errored sample counts: one policy (``zero`` or ``drop``) for every
+            benchmark, or benchmark -> policy; the default (None) is each benchmark's
+            eval.yaml (``zero`` for a benchmark without one).
+        lower_is_better: benchmark -> direction of its headline, overriding eval.yaml
+            (a benchmark eval.yaml does not describe is higher-is-better).
         oracle: references that define a normalised score of 1.
         floor: references that define a normalised score of 0.
         pricing: model -> price; cost columns stay empty for models without one.
@@ -96,6 +113,8 @@ class Options:
     """
 
     headline: Mapping[str, str] = field(default_factory=dict)
+    errored: ErroredPolicy | Mapping[str, ErroredPolicy] | None = None
+    lower_is_better: Mapping[str, bool] = field(default_factory=dict)
     oracle: tuple[Reference, ...] = (Reference(pattern="oracle"),)
     floor: tuple[Reference, ...] = (Reference(pattern="random"), Reference(pattern="floor"))
     pricing: Mapping[str, Price] = field(default_factory=dict)
@@ -172,11 +191,24 @@ def _setup_labels(configs: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(out, schema={**configs.schema, "setup": pl.String()})
 
 
+def _spec(task: str | None) -> BenchmarkTask | None:
+    return spec_for_task(task) if task else None
+
+
 def _headline_keys(frame: pl.DataFrame, headline: Mapping[str, str]) -> dict[str, str]:
-    """benchmark -> score key: the requested one, else the first key with any value."""
+    """benchmark -> score key: the requested one, else eval.yaml's headline when the logs
+    hold it, else the first key with any value."""
     from harness.tool_validity import is_auxiliary
 
     chosen: dict[str, str] = {}
+    present = set(frame.select("task", "score_key").unique().iter_rows())
+    for task in frame.get_column("task").unique(maintain_order=True).to_list():
+        found = _spec(task)
+        # the headline, or its scorer's bare name (a log whose every sample errored)
+        known = found is not None and ((task, found.headline) in present or
+                                       (task, found.headline.split("/", 1)[0]) in present)
+        if task not in headline and found is not None and known:
+            chosen[task] = found.headline
     scored = frame.filter(pl.col("score_key").is_not_null())
     own = scored.filter(~pl.col("score_key").map_elements(is_auxiliary, return_dtype=pl.Boolean))
     scored = own if own.height else scored
@@ -219,15 +251,23 @@ def _validity(frame: pl.DataFrame) -> pl.DataFrame:
 def entry_frame(frame: pl.DataFrame, options: Options | None = None) -> pl.DataFrame:
     """The headline score's rows with ``benchmark``, ``agent``, ``setup`` and ``entry``.
 
-    One row per sample x epoch of each entry; ``score`` is the headline value with errored
-    or unscored samples as 0, ``completed`` says whether the sample has a value and no
-    error, ``errored`` whether it has an error.
+    One row per sample x epoch of each entry; ``score`` is the headline value counted
+    under the benchmark's errored-sample policy (``zero``: an errored or unscored sample
+    scores 0; ``drop``: its score is null and ``counted`` false), ``completed`` says whether
+    the sample has a value and no error, ``errored`` whether it has an error, and
+    ``errored_policy`` which policy applied.
     """
     options = options or Options()
     keys = _headline_keys(frame, options.headline)
     chosen = pl.DataFrame({"task": list(keys), "score_key": list(keys.values())},
                           schema={"task": pl.String(), "score_key": pl.String()})
+    frame = with_unreported_keys(frame, {t: [k] for t, k in keys.items()})
     rows = frame.join(chosen, on=["task", "score_key"], how="inner")
+    # a policy the board applied itself replaces one an upstream caller applied
+    rows = rows.drop([c for c in ("errored", "counted", "errored_policy") if c in rows.columns])
+    completed = pl.col("score_value").is_not_null() & pl.col("error").is_null()
+    rows = rows.with_columns(completed.alias("completed"))
+    rows = apply_errored_policy(rows, options.errored, keep_dropped=True)
     rows = rows.join(_validity(frame), on=["log_file", "sample_id", "epoch"], how="left")
     configs = (rows.select(_CONFIG).unique(maintain_order=True)
                .with_columns(pl.col("task").alias("benchmark")))
@@ -236,9 +276,7 @@ def entry_frame(frame: pl.DataFrame, options: Options | None = None) -> pl.DataF
     return rows.with_columns(
         pl.col("task").alias("benchmark"),
         pl.col("solver").fill_null("(none)").alias("agent"),
-        pl.col("score_value").fill_null(0.0).alias("score"),
-        (pl.col("score_value").is_not_null() & pl.col("error").is_null()).alias("completed"),
-        pl.col("error").is_not_null().alias("errored"),
+        pl.col("score_value").alias("score"),
     ).with_columns(
         pl.concat_str([pl.col("model"), pl.col("agent"), pl.col("setup")],
                       separator=" | ").alias("entry"),
@@ -267,6 +305,7 @@ def _reference_score(refs: Sequence[Reference], bench: str, table: pl.DataFrame,
             return ref.value, f"fixed {ref.value:g}"
         hits = [r for r in table.iter_rows(named=True)
                 if _matches(ref, bench, r["model"], r["agent"])]
+        hits = [r for r in hits if r["score"] is not None]
         if hits:
             same = [r for r in hits if r["setup"] == setup]
             use = same or hits
@@ -295,9 +334,12 @@ def _entry_stats(rows: pl.DataFrame, options: Options, bounded: bool) -> list[di
     """One dict per entry of one benchmark (score, CI, counts, tokens, cost, time)."""
     out = []
     for (entry,), group in rows.group_by(["entry"], maintain_order=True):
-        values = group["score"].to_numpy()
-        est = mean_ci(values, cluster=group["sample_id"], level=options.level,
-                      bounds=(0.0, 1.0) if bounded else None)
+        kept = group.filter(pl.col("counted"))
+        score = se = lo = hi = None
+        if kept.height:
+            est = mean_ci(kept["score"].to_numpy(), cluster=kept["sample_id"],
+                          level=options.level, bounds=(0.0, 1.0) if bounded else None)
+            score, se, lo, hi = est.estimate, est.se, est.lo, est.hi
         first = group.row(0, named=True)
         price = options.pricing.get(first["model"])
         tokens_in = int(group["input_tokens"].sum())
@@ -311,8 +353,8 @@ def _entry_stats(rows: pl.DataFrame, options: Options, bounded: bool) -> list[di
         out.append({
             "benchmark": first["benchmark"], "entry": entry, "model": first["model"],
             "agent": first["agent"], "setup": first["setup"],
-            "score_key": first["score_key"], "score": est.estimate, "se": est.se,
-            "ci_lo": est.lo, "ci_hi": est.hi, "n": n,
+            "score_key": first["score_key"], "score": score, "se": se,
+            "ci_lo": lo, "ci_hi": hi, "n": n,
             "n_items": int(group["sample_id"].n_unique()),
             "n_completed": int(group["completed"].sum()),
             "errors": int(group["errored"].sum()),
@@ -366,25 +408,64 @@ def _nan_to_none(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else value
 
 
+def _ranks(matrix: NDArray[np.float64], options: Options, higher_is_better: bool
+           ) -> tuple[list[int], list[int], list[int]]:
+    """(rank, lo, hi) per entry; entries with no counted item rank after all the others."""
+    present = ~np.isnan(matrix)
+    has = present.any(axis=0) if matrix.shape[0] else np.zeros(matrix.shape[1], dtype=bool)
+    k = int(has.sum())
+    rank = [k + 1] * matrix.shape[1]
+    lo, hi = list(rank), list(rank)
+    if k:
+        # the same memory layout as the full matrix: numpy sums a column in another order
+        # (and rounds ties apart differently) when indexing hands it a Fortran-order copy
+        kept = matrix if has.all() else np.ascontiguousarray(matrix[:, has])
+        ranked = bootstrap_rank_interval(kept, n_boot=options.n_boot,
+                                         level=options.level, seed=options.seed,
+                                         higher_is_better=higher_is_better)
+        for j, col in enumerate(np.flatnonzero(has)):
+            rank[col], lo[col], hi[col] = (int(ranked.rank[j]), int(ranked.lo[j]),
+                                           int(ranked.hi[j]))
+    return rank, lo, hi
+
+
+def _references(refs: tuple[Reference, ...], bench: str,
+                agents: Sequence[str]) -> tuple[Reference, ...]:
+    """The options' references, then the benchmark's eval.yaml agents (tried in that order)."""
+    return (*refs, *(Reference(pattern=a, benchmark=bench) for a in agents))
+
+
+def _direction(bench: str, key: str, options: Options, found: BenchmarkTask | None) -> bool:
+    """Whether lower is better for ``key``: the options, else eval.yaml, else no."""
+    if bench in options.lower_is_better:
+        return bool(options.lower_is_better[bench])
+    return found.lower_is_better(key) if found is not None else False
+
+
 def _benchmark(bench: str, rows: pl.DataFrame, options: Options
                ) -> tuple[pl.DataFrame, list[dict[str, Any]], dict[str, Any]]:
-    bounded = _bounded(rows["score"].to_numpy())
-    table = pl.DataFrame(_entry_stats(rows, options, bounded))
+    found = _spec(bench)
+    score_key = str(rows["score_key"][0])
+    lower = _direction(bench, score_key, options, found)
+    floors = _references(options.floor, bench, found.spec.floor_agents if found else [])
+    oracles = _references(options.oracle, bench, found.spec.ceiling_agents if found else [])
+    bounded = _bounded(rows.filter(pl.col("counted"))["score"].to_numpy())
+    stats = [pl.col(c).cast(pl.Float64) for c in ("score", "se", "ci_lo", "ci_hi")]
+    table = pl.DataFrame(_entry_stats(rows, options, bounded)).with_columns(stats)
     entries = table["entry"].to_list()
     matrix = _item_matrix(rows, entries)
-    ranks = bootstrap_rank_interval(matrix, n_boot=options.n_boot, level=options.level,
-                                    seed=options.seed)
+    rank, rank_lo, rank_hi = _ranks(matrix, options, higher_is_better=not lower)
     table = table.with_columns(
-        pl.Series("rank", ranks.rank), pl.Series("rank_lo", ranks.lo),
-        pl.Series("rank_hi", ranks.hi),
+        pl.Series("rank", rank, dtype=pl.Int64()), pl.Series("rank_lo", rank_lo, dtype=pl.Int64()),
+        pl.Series("rank_hi", rank_hi, dtype=pl.Int64()),
     )
     norm: dict[str, list[float | None]] = {"normalised": [], "norm_lo": [], "norm_hi": []}
     roles: list[str | None] = []
     refs: dict[str, Any] = {"floor": None, "oracle": None, "floor_from": None,
                             "oracle_from": None}
     for row in table.iter_rows(named=True):
-        floor, floor_from = _reference_score(options.floor, bench, table, row["setup"])
-        top, top_from = _reference_score(options.oracle, bench, table, row["setup"])
+        floor, floor_from = _reference_score(floors, bench, table, row["setup"])
+        top, top_from = _reference_score(oracles, bench, table, row["setup"])
         if refs["floor"] is None and floor is not None:
             refs.update(floor=floor, floor_from=floor_from)
         if refs["oracle"] is None and top is not None:
@@ -395,9 +476,9 @@ def _benchmark(bench: str, rows: pl.DataFrame, options: Options
             norm[key].append(None if scale is None or value is None or floor is None
                              else (value - floor) / scale)
         role = ("oracle" if any(_matches(r, bench, row["model"], row["agent"])
-                                for r in options.oracle)
+                                for r in oracles)
                 else "floor" if any(_matches(r, bench, row["model"], row["agent"])
-                                    for r in options.floor) else None)
+                                    for r in floors) else None)
         roles.append(role)
     table = table.with_columns(
         *[pl.Series(k, v, dtype=pl.Float64()) for k, v in norm.items()],
@@ -405,7 +486,12 @@ def _benchmark(bench: str, rows: pl.DataFrame, options: Options
         pl.col("ci_lo").fill_nan(None), pl.col("ci_hi").fill_nan(None),
         pl.col("se").fill_nan(None),
     ).sort(["rank", "entry"])
-    info = {"benchmark": bench, "score_key": rows["score_key"][0], "bounded": bounded,
+    policy = ", ".join(sorted(set(rows["errored_policy"].drop_nulls().to_list()))) or None
+    metric = found.metric(score_key) if found is not None else None
+    info = {"benchmark": bench, "score_key": score_key, "bounded": bounded,
+            "lower_is_better": lower, "summary": metric.summary if metric else None,
+            "errored_policy": policy, "n_errored": int(rows["errored"].sum()),
+            "n_dropped": int((~rows["counted"]).sum()),
             "n_entries": table.height, "n_items": matrix.shape[0], **refs}
     return table, _pairwise(bench, entries, matrix, options.level), info
 
@@ -413,20 +499,24 @@ def _benchmark(bench: str, rows: pl.DataFrame, options: Options
 # --------------------------------------------------------------------------- overall
 
 
-def _overall(entries: pl.DataFrame) -> pl.DataFrame:
+def _overall(entries: pl.DataFrame, lower: Mapping[str, bool] | None = None) -> pl.DataFrame:
     """Per (model, agent): mean over benchmarks of the normalised score and the win rate.
 
     Within a benchmark a (model, agent) first averages its setups; its win rate is the
-    share of the benchmark's other (model, agent)s it beats on that average (ties 1/2).
+    share of the benchmark's other (model, agent)s it beats on that average (ties 1/2;
+    "beats" follows the benchmark's direction, and a unit without a score beats nobody).
     """
+    lower = lower or {}
     if entries.height == 0:
         return pl.DataFrame()
     units = (entries.group_by("benchmark", "model", "agent", maintain_order=True)
              .agg(pl.col("score").mean(), pl.col("normalised").mean(),
                   pl.col("reference").drop_nulls().first()))
     wins = []
-    for (_bench,), group in units.group_by(["benchmark"], maintain_order=True):
-        scores = group["score"].to_numpy()
+    for (bench,), group in units.group_by(["benchmark"], maintain_order=True):
+        raw = group["score"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+        # oriented so that higher is better; no score is worst (and ties other such units)
+        scores = np.nan_to_num(-raw if lower.get(str(bench)) else raw, nan=-np.inf)
         k = len(scores)
         beats = (scores[:, None] > scores[None, :]).sum(axis=1)
         ties = (scores[:, None] == scores[None, :]).sum(axis=1) - 1
@@ -476,6 +566,7 @@ def compute(frame: pl.DataFrame, options: Options | None = None,
     entries = pl.concat(tables, how="diagonal_relaxed") if tables else pl.DataFrame()
     if entries.height:
         entries = entries.sort(["benchmark", "rank", "entry"])
+    lower = {str(i["benchmark"]): bool(i["lower_is_better"]) for i in infos}
     pair_schema = {"benchmark": pl.String(), "a": pl.String(), "b": pl.String(),
                    "n_pairs": pl.Int64(), "diff": pl.Float64(), "se": pl.Float64(),
                    "ci_lo": pl.Float64(), "ci_hi": pl.Float64()}
@@ -488,7 +579,7 @@ def compute(frame: pl.DataFrame, options: Options | None = None,
     return Leaderboard(
         entries=entries,
         pairwise=pl.DataFrame(pairs, schema=pair_schema),
-        overall=_overall(entries),
+        overall=_overall(entries, lower),
         benchmarks=pl.DataFrame(infos),
         logs=logs.sort("log_file"),
         options=options,

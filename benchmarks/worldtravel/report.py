@@ -4,26 +4,41 @@
 
 Reads logs only through ``harness.results`` and intervals only through ``harness.stats``;
 one row per (model, constraints mode): delivery, feasibility and micro pass rate with 95%
-CIs, feasibility per constraint-count bucket, and the fitted planning horizon.
+CIs, feasibility per constraint-count bucket, and the fitted planning horizon. Errored
+samples count under the benchmark's errored-sample policy (eval.yaml: ``zero``, an errored
+sample delivers no plan and scores 0), the same rule as the leaderboard and the factorial
+analysis; the table gives their count and the policy.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from benchmarks.worldtravel.analysis import planning_horizon
 from environments.worldtravel.analysis import BUCKETS, bucket
-from harness.results import read_results, with_metadata_columns
+from harness.results import (
+    apply_errored_policy,
+    read_results,
+    with_metadata_columns,
+    with_unreported_keys,
+)
 from harness.stats import mean_ci
 
 
-def per_sample(paths: list[Path]) -> pl.DataFrame:
-    """One row per (model, mode, sample) with delivered/feasible/micro and the count."""
+def per_sample(paths: list[Path], errored: Any = None) -> pl.DataFrame:
+    """One row per (log, model, mode, sample, epoch) with delivered/feasible/micro, the
+    constraint count, ``errored`` and ``errored_policy``.
+
+    Scores are counted under the errored-sample policy (``errored`` overrides eval.yaml's):
+    ``zero`` gives an errored sample 0 on every key, ``drop`` leaves its keys null.
+    """
     df = read_results([str(p) for p in paths])
     df = df.filter(pl.col("task").str.contains("worldtravel"))
     df = with_metadata_columns(df, ["n_constraints"], source="sample_metadata")
@@ -37,17 +52,20 @@ def per_sample(paths: list[Path]) -> pl.DataFrame:
         "worldtravel_checker/feasible": "feasible",
         "worldtravel_checker/micro": "micro",
     }
+    index = ["log_file", "model", "mode", "sample_id", "epoch", "n_constraints"]
+    df = with_unreported_keys(df, list(keys))  # a log whose every sample errored
+    scored = apply_errored_policy(df.filter(pl.col("score_key").is_in(list(keys))), errored,
+                                  keep_dropped=True)
     wide = (
-        df.filter(pl.col("score_key").is_in(list(keys)))
-        .with_columns(pl.col("score_key").replace(keys))
-        .pivot(
-            on="score_key",
-            index=["model", "mode", "sample_id", "n_constraints"],
-            values="score_value",
-            aggregate_function="first",
-        )
+        scored.with_columns(pl.col("score_key").replace(keys))
+        .pivot(on="score_key", index=index, values="score_value", aggregate_function="first")
     )
-    return wide.with_columns(pl.col(k).fill_null(0.0) for k in keys.values())
+    flags = scored.group_by(index, maintain_order=True).agg(
+        pl.col("errored").any(), pl.col("errored_policy").first())
+    for key in keys.values():
+        if key not in wide.columns:
+            wide = wide.with_columns(pl.lit(None, pl.Float64()).alias(key))
+    return wide.join(flags, on=index, how="left", nulls_equal=True, maintain_order="left")
 
 
 def summary(samples: pl.DataFrame) -> list[dict[str, Any]]:
@@ -56,12 +74,20 @@ def summary(samples: pl.DataFrame) -> list[dict[str, Any]]:
     for (model, mode), group in samples.group_by(["model", "mode"], maintain_order=True):
         counts = group["n_constraints"].to_list()
         feasible = group["feasible"].to_list()
-        row: dict[str, Any] = {"model": model, "mode": mode, "n": group.height}
+        row: dict[str, Any] = {
+            "model": model, "mode": mode, "n": group.height,
+            "errored": int(group["errored"].sum()),
+            "errored_policy": ", ".join(sorted(set(group["errored_policy"].drop_nulls()))),
+        }
         for key in ("delivered", "feasible", "micro"):
-            est = mean_ci(group[key].to_numpy(), bounds=(0.0, 1.0))
-            row[key] = (est.estimate, est.lo, est.hi)
+            values = group[key].drop_nulls().to_numpy()  # null only where a policy dropped
+            est = mean_ci(values, bounds=(0.0, 1.0)) if len(values) else None
+            row[key] = ((est.estimate, est.lo, est.hi) if est is not None
+                        else (math.nan, math.nan, math.nan))
+        kept = [(n, f) for n, f in zip(counts, feasible, strict=True) if f is not None]
+        counts, feasible = [n for n, _ in kept], [f for _, f in kept]
         by: dict[str, list[float]] = {}
-        for n, f in zip(counts, feasible, strict=True):
+        for n, f in kept:
             by.setdefault(bucket(int(n)), []).append(float(f))
         row["buckets"] = {
             f"{lo}-{hi}": (sum(by[k]) / len(by[k]) if (k := f"{lo}-{hi}") in by else None)
@@ -69,13 +95,14 @@ def summary(samples: pl.DataFrame) -> list[dict[str, Any]]:
         }
         row["horizon"] = planning_horizon(counts, feasible)
         rows.append(row)
-    return sorted(rows, key=lambda r: (-r["feasible"][0], r["model"], r["mode"]))
+    return sorted(rows, key=lambda r: (-np.nan_to_num(r["feasible"][0], nan=-1.0), r["model"],
+                                       r["mode"]))
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    """The README table."""
+    """The README table, and a line with the errored-sample policy and count."""
     head = ["model", "constraints", "n", "delivery", "feasibility (95% CI)", "micro pass"]
-    head += [f"feas. {lo}-{hi}" for lo, hi in BUCKETS] + ["horizon"]
+    head += [f"feas. {lo}-{hi}" for lo, hi in BUCKETS] + ["horizon", "errored"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = [
@@ -88,7 +115,13 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         ]
         cells += ["–" if v is None else f"{v:.2f}" for v in r["buckets"].values()]
         cells.append("none" if r["horizon"] is None else f"{r['horizon']:.1f}")
+        cells.append(str(r["errored"]))
         lines.append("| " + " | ".join(cells) + " |")
+    policies = sorted({p for r in rows for p in r["errored_policy"].split(", ") if p})
+    how = {"zero": "scored 0 (policy zero)", "drop": "left out of the means (policy drop)"}
+    errored = sum(r["errored"] for r in rows)
+    lines += ["", f"Errored samples: {errored}, "
+              + ("; ".join(how.get(p, p) for p in policies) or "none") + "."]
     return "\n".join(lines)
 
 

@@ -40,7 +40,10 @@ def _num(value: Any, digits: int = 3) -> str:
 
 def section(bench: dict[str, Any]) -> str:
     """One benchmark's entries: score with CI, n, errors, tool calls, tokens, time."""
-    lines = [f"`{bench['name']}`: headline `{bench['score_key']}`, {bench['n_items']} items.",
+    from leaderboards.build import headline_line
+
+    head = headline_line(bench)
+    lines = [f"`{bench['name']}`: {head[0].lower()}{head[1:]}",
              "",
              "| model | agent | setup | score | 95% CI | normalised | n | errors | "
              "tool calls/sample | valid calls | tokens/sample | s/sample |",
@@ -73,8 +76,9 @@ def block(benches: list[dict[str, Any]], journal: Path, run_name: str) -> str:
              "which names the subset, seeds and limits; rerun with "
              "`python -m leaderboards.runs leaderboards/runs/ladder_board.yaml --only "
              f"{run_name}`, rebuild with `--build leaderboards/published`). {versions}; "
-             "2 cores. Errored samples score 0 and are counted in `errors`; CIs are t "
-             "intervals clustered by item (— with one item).", ""]
+             "2 cores. Errored samples count as each benchmark's eval.yaml says (stated "
+             "below) and are counted in `errors`; CIs are t intervals clustered by item "
+             "(— with one item).", ""]
     for bench in benches:
         parts += [section(bench), ""]
     walls = _walls(journal, run_name)

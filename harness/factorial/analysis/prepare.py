@@ -2,6 +2,12 @@
 
 Why here: every engine works on the small aggregated tables built once by ``prepare``;
 factor names are replaced by internal ``_f<i>`` columns so no name can clash with patsy.
+
+Errored samples: a results frame (one with an ``error`` column) is counted under the
+suite's one errored-sample policy, :func:`harness.results.apply_errored_policy` (each
+task's ``eval.yaml``; a frame that already has a policy applied keeps it), so the analysis
+averages exactly what the leaderboard averages. Other frames (a CSV) keep the plain rule:
+rows with a null response are left out.
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ class Prepared:
     work: pl.DataFrame  # _f*, _y, [_item]
     n_obs: int
     items: list[str]
+    errored_policy: str | None = None  # the policy applied ("zero", "drop"; None: no errors)
+    n_errored: int = 0  # rows of errored samples in the input (counted or not)
 
 
 def prepare(
@@ -47,7 +55,8 @@ def prepare(
     levels = [
         df.get_column(f).drop_nulls().unique().sort().cast(pl.String).to_list() for f in factors
     ]
-    work = df.select(
+    counted, policy, n_errored = _counted(df, response)
+    work = counted.select(
         *[pl.col(f).cast(pl.String).alias(c) for f, c in zip(factors, fcols, strict=True)],
         pl.col(response).cast(pl.Float64).alias("_y"),
         *([pl.col(item).cast(pl.String).alias("_item")] if item else []),
@@ -83,7 +92,22 @@ def prepare(
             .sort(["_cell", "_item_idx"])
             .select(["_cell", "_item_idx", "n", "mean", "ss"])
         )
-    return Prepared(list(factors), levels, cells, groups, work, work.height, items)
+    return Prepared(list(factors), levels, cells, groups, work, work.height, items, policy,
+                    n_errored)
+
+
+def _counted(df: pl.DataFrame, response: str) -> tuple[pl.DataFrame, str | None, int]:
+    """``df`` under the errored-sample policy (results frames only), the policy applied
+    (``"zero"``, ``"drop"``, both comma-joined for a frame of several tasks) and the number
+    of errored rows."""
+    if "error" not in df.columns:
+        return df, None, 0
+    from harness.results import apply_errored_policy
+
+    n_errored = int(df.get_column("error").is_not_null().sum())
+    out = apply_errored_policy(df, response=response)
+    applied = out.get_column("errored_policy").drop_nulls().unique().sort().to_list()
+    return out, ", ".join(applied) or None, n_errored
 
 
 def model_terms(
