@@ -23,6 +23,7 @@ from _lb_synth import Score, write_log
 from harness import registry
 from harness.factorial.analysis import analyze
 from harness.factorial.analysis.prepare import prepare
+from harness.factorial.report.assemble import report_data
 from harness.results import apply_errored_policy, errored_counts, read_results
 from leaderboards.build import build, leaderboard
 from leaderboards.exports import SCHEMA_PATH, eee_records
@@ -113,6 +114,11 @@ def test_the_same_logs_give_the_same_mean_everywhere(policy_logs: pl.DataFrame, 
     emm = dict(result.marginal_means.select("level", "estimate").iter_rows())
     assert emm == pytest.approx(expected)
     assert result.model["n_dropped"] == (3 if policy == "drop" else 0)
+    # the factorial report's cell table (report.json) and its stated policy
+    data = report_data(frame, factors=["model"], score_key="acc", family="gaussian")
+    cells = {c["levels"]["model"]: c["mean"] for c in data["cell_results"]}
+    assert cells == pytest.approx(expected)
+    assert (data["data"]["errored_policy"], data["data"]["n_errors"]) == (policy, 3)
     # counted once, before any policy
     assert errored_counts(frame, by=("model",)).sort("model")["n_errored"].to_list() == [2, 1]
 

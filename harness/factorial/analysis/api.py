@@ -107,6 +107,8 @@ def analyze(
         "n_cells": prep.cells.height,
         "n_items": len(prep.items) if item else None,
         "n_dropped": df.height - prep.n_obs,
+        "errored_policy": prep.errored_policy,
+        "n_errored": prep.n_errored,
         "level": level,
         "levels": {n: lv for n, lv in zip(factors, prep.levels, strict=True)},
         **fit.info,

@@ -34,6 +34,7 @@ from harness.factorial.report.sections import (
     run_analysis,
 )
 from harness.factorial.study import STUDY_COPY, Study, load_study
+from harness.results import apply_errored_policy
 
 
 def resolve_score_key(frame: pl.DataFrame, score_key: str | None,
@@ -135,6 +136,11 @@ def report_data(
     scored = frame.filter(in_study & (pl.col("score_key") == key if key else pl.lit(True)))
     if scored.is_empty():
         raise ValueError("no scored rows with all factor levels recorded")
+    # the suite's one errored-sample policy (eval.yaml): `zero` scores an errored sample 0,
+    # `drop` keeps it as a counted row with no value, so every section means what the
+    # leaderboard means
+    scored = apply_errored_policy(scored, response=response, keep_dropped=True)
+    policies = sorted(scored.get_column("errored_policy").drop_nulls().unique().to_list())
     level_order = {f: display_levels(scored, f) for f in names}
     design = design_section(scored, spec, level_order)
     cells = cell_results(scored, design, spec)
@@ -154,6 +160,7 @@ def report_data(
             "n_rows": scored.height,
             "n_scored": int(scored.get_column(response).is_not_null().sum()),
             "n_errors": int(scored.get_column("error").is_not_null().sum()),
+            "errored_policy": ", ".join(policies) or None,
             "n_items": scored.get_column(item).n_unique(),
             # samples (log, id, epoch), not score rows: a log with several scorers has a row
             # per score key and would otherwise count several times

@@ -151,6 +151,12 @@ def report_tables(data: Mapping[str, Any]) -> list[Table]:
     """Every table of the report, in reading order (the Markdown and HTML share them)."""
     factors: list[str] = data["response"]["factors"]
     design = data["design"]
+    policy = (data.get("data") or {}).get("errored_policy")
+    errors = (data.get("data") or {}).get("n_errors", 0)
+    counted = {"zero": "scored 0 and kept in every mean",
+               "drop": "counted here and left out of the means"}.get(policy or "", "")
+    errored_note = (f" Errored samples: {errors}, {policy}: {counted}." if policy
+                    else f" Errored samples: {errors}.")
     tables = [
         Table("design", "Design", ["cell", *factors, "n items", "epochs", "samples", "scored",
                                    "errors", "logs", "status"],
@@ -162,7 +168,7 @@ def report_tables(data: Mapping[str, Any]) -> list[Table]:
               [*factors, "mean", "CI lower", "CI upper", "n", "items", "errors"],
               [[*[c["levels"][f] for f in factors], c["mean"], c["ci_lower"], c["ci_upper"],
                 c["n"], c["n_items"], c["errors"]] for c in data["cell_results"]],
-              note="95% CIs clustered by item."),
+              note="95% CIs clustered by item." + errored_note),
     ]
     analysis = data.get("analysis") or {}
     anova = anova_rows(analysis)
