@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Literal, cast
+from typing import Annotated, Any, Literal, cast
 
 import typer
 from rich.console import Console
@@ -260,7 +260,11 @@ def leaderboard_build(
     log_dirs: Annotated[list[Path], typer.Argument(help="Folders or files of Inspect logs.")],
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("leaderboard"),
     headline: Annotated[list[str] | None, typer.Option(
-        help="BENCHMARK=SCORE_KEY to rank on (repeatable; default: first score key).")] = None,
+        help="BENCHMARK=SCORE_KEY to rank on (repeatable; default: the eval.yaml "
+             "headline, else the first score key).")] = None,
+    errored: Annotated[list[str] | None, typer.Option(
+        help="[BENCHMARK=]zero|drop: how an errored sample counts (repeatable; default: "
+             "each benchmark's eval.yaml).")] = None,
     oracle: Annotated[list[str] | None, typer.Option(
         help="[BENCHMARK=]MODEL_OR_AGENT_SUBSTRING or NUMBER scoring 1 when normalised "
              "(repeatable; default: 'oracle').")] = None,
@@ -280,8 +284,19 @@ def leaderboard_build(
     from leaderboards.tables import Options, parse_reference
 
     defaults = Options()
+    policy: Any = None
+    for value in errored or []:
+        bench, _, chosen = value.rpartition("=")
+        if chosen not in ("zero", "drop"):
+            console.print(f"[red]error:[/red] --errored {value!r}: the policy is zero or drop")
+            raise typer.Exit(2)
+        if bench:
+            policy = {**(policy if isinstance(policy, dict) else {}), bench: chosen}
+        else:
+            policy = chosen
     options = Options(
         headline=dict(h.rsplit("=", 1) for h in headline or []),
+        errored=policy,
         oracle=tuple(parse_reference(o) for o in oracle) if oracle else defaults.oracle,
         floor=tuple(parse_reference(f) for f in floor) if floor else defaults.floor,
         pricing=load_pricing(pricing) if pricing else {},

@@ -38,7 +38,9 @@ def _benchmark_facts(name: str) -> dict[str, Any]:
         return {"eval_yaml_error": str(err)}
     if task is None:
         return {}
+    metric = task.metric(task.headline)
     return {"headline": task.headline, "lower_is_better": task.lower_is_better(),
+            "headline_summary": metric.summary if metric is not None else None,
             "errored": task.policy(), "version": task.version, "paper": task.spec.paper_url}
 
 
