@@ -340,7 +340,7 @@ def task_name(name: str) -> str:
 
     ``harness/x``, ``benchmarks/x``, ``benchmarks/d/x.py`` and ``x`` give ``x``;
     ``path/file.py@y`` gives ``y``. Another package's name (``other/x``) is kept whole, so
-    it never stands for one of the suite's benchmarks.
+    it never stands for a benchmark the suite ships.
     """
     text = name.strip()
     if "@" in text:
