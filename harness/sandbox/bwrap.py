@@ -1,21 +1,28 @@
 """The ``bwrap`` Inspect sandbox: bubblewrap isolation without a daemon or an image.
 
-Each sample gets a fresh host temp dir, mounted read-write at ``/sandbox`` (the cwd of
-every exec); the host's ``/usr`` and an allowlisted copy of ``/etc`` are read-only; there
-is no network (own, empty network namespace), a fresh ``/proc`` and ``/dev``, and an
-in-memory ``/tmp`` that lives as long as one exec. Every exec is its own bwrap process
-with its own PID namespace, so nothing it starts survives it: when the command returns,
-times out or is cancelled, the namespace's init dies and the kernel kills the rest.
+Each sample gets its own small filesystem (a loop-mounted ext4 of ``disk_bytes``, see
+:mod:`harness.sandbox.quota`) holding its three writable places: ``/sandbox`` (the cwd of
+every exec), ``/tmp`` and ``/var/tmp``, all persistent across the sample's execs as in
+Docker. The host's ``/usr`` and an allowlisted copy of ``/etc`` are read-only; there is no
+network (own, empty network namespace), a fresh ``/proc`` and ``/dev`` and an in-memory
+``/dev/shm`` per exec. Every exec is its own bwrap process with its own PID namespace, so
+nothing it starts survives it: when the command returns, times out or is cancelled, the
+namespace's init dies and the kernel kills the rest.
 
-Limits (``harness.sandbox.limits``) are rlimits set by ``prlimit`` on the bwrap process.
+Limits (``harness.sandbox.limits``) hold per sample where the host allows it: one cgroup
+per sample (:mod:`harness.sandbox.cgroups`) bounds the memory (swap off), tasks and CPU of
+all its processes together, and the OOM killer acts inside it; the sample's filesystem
+bounds its disk. Per-process rlimits set by ``prlimit`` stay as the fallback.
 ``RLIMIT_NPROC`` does not bind root, so a root host runs each sample as a fresh
 unprivileged host uid (``setpriv``); bwrap then builds an unprivileged user namespace in
-which the payload is ``sandbox`` (uid 1000). The pid count is thereby per sample, and
-that uid owning nothing else on the host is also what lets cleanup kill by uid.
+which the payload is ``sandbox`` (uid 1000). That uid owning nothing else on the host is
+also what lets cleanup kill by uid.
 
 Use it with ``Task(..., sandbox="bwrap")`` or ``sandbox=("bwrap", "limits.yaml")``;
-``bash()`` and ``python()`` work unchanged (``python3`` is the host's system Python).
-Tools that need a long-lived in-sandbox server (``bash_session``, ``text_editor``) do not.
+``bash()`` and ``python()`` work unchanged (``python3`` is the host's system Python), and
+so do ``text_editor()`` and ``bash_session()``: Inspect's tool support is provided
+read-only (:mod:`harness.sandbox.tools`) and its server runs in one long-lived bwrap of
+the sample, with the sample's mounts, uid, cgroup and limits, until the sample ends.
 """
 
 from __future__ import annotations
@@ -32,10 +39,11 @@ import stat
 import subprocess as sp
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import IO, Any, Literal, overload
 
+import anyio
 from inspect_ai.util import (
     ExecResult,
     OutputLimitExceededError,
@@ -49,12 +57,18 @@ from inspect_ai.util import (
 )
 from pydantic import BaseModel
 
+from harness.sandbox import cgroups, quota
+from harness.sandbox import tools as sandbox_tools
+from harness.sandbox.cgroups import SampleCgroup
 from harness.sandbox.limits import BwrapConfig, load_config
+from harness.sandbox.quota import SampleDisk
 
 logger = logging.getLogger(__name__)
 
 SANDBOX_DIR = "/sandbox"
 """In-sandbox mount point of the per-sample work dir (cwd of every exec)."""
+WRITABLE = (SANDBOX_DIR, "/tmp", "/var/tmp")
+"""The sample's writable places (all on its own filesystem, persistent across execs)."""
 SANDBOX_USER = "sandbox"
 SANDBOX_UID = 1000
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
@@ -124,19 +138,30 @@ def _is_root() -> bool:
 
 @dataclass
 class _Layout:
-    """A sample's host side: ``root/`` (0711) holding ``work/`` (-> /sandbox), plus the
-    process-wide ``etc`` it shares with every other sample."""
+    """A sample's host side: ``root/`` (0711) holding ``disk/`` (the sample's filesystem,
+    with ``work/`` -> /sandbox, ``tmp/`` -> /tmp, ``var-tmp/`` -> /var/tmp), its cgroup,
+    plus the process-wide ``etc`` it shares with every other sample."""
 
     root: Path
     work: Path
+    tmp: Path
+    var_tmp: Path
     etc: Path
     uid: int
     gid: int
     drop_to_uid: bool
+    disk: SampleDisk | None = None
+    cgroup: SampleCgroup | None = None
+    tools_tree: Path | None = None
+    mounts: dict[str, Path] = field(default_factory=dict)
+    """In-sandbox writable place -> its host folder."""
 
     @classmethod
-    def create(cls) -> _Layout:
+    def create(cls, config: BwrapConfig, per_sample: bool = True) -> _Layout:
+        """A fresh sample; ``per_sample=False`` skips its filesystem, cgroup and tools
+        (for a bare availability check)."""
         root = Path(tempfile.mkdtemp(prefix=f"{_DIR_PREFIX}{os.getpid()}-"))
+        layout: _Layout | None = None
         try:
             drop = _is_root()
             if drop:
@@ -145,23 +170,65 @@ class _Layout:
             gid = uid if drop else os.getgid()
             # The unprivileged bwrap must traverse root/ to reach the bind sources.
             root.chmod(0o711)
-            work = root / "work"
-            work.mkdir(mode=0o700)
-            if drop:
-                os.chown(work, uid, gid)
-            etc = _shared_etc()
-            return cls(root=root, work=work, etc=etc, uid=uid, gid=gid, drop_to_uid=drop)
+            base = root / "disk"
+            base.mkdir(mode=0o755)
+            disk = _sample_disk(root, base, config) if per_sample else None
+            base.chmod(0o755)
+            work, tmp, var_tmp = base / "work", base / "tmp", base / "var-tmp"
+            layout = cls(root=root, work=work, tmp=tmp, var_tmp=var_tmp, etc=_shared_etc(),
+                         uid=uid, gid=gid, drop_to_uid=drop, disk=disk,
+                         mounts={SANDBOX_DIR: work, "/tmp": tmp, "/var/tmp": var_tmp})  # fmt: skip
+            for folder, mode in ((work, 0o700), (tmp, 0o1777), (var_tmp, 0o1777)):
+                folder.mkdir()
+                if drop:
+                    os.chown(folder, uid, gid)
+                folder.chmod(mode)
+            if per_sample and config.inspect_tools:
+                layout.tools_tree = sandbox_tools.tools_tree()
+                if layout.tools_tree is not None:
+                    sandbox_tools.prepare_sample_dir(var_tmp, uid, gid, chown=drop)
+            if per_sample:
+                layout.cgroup = _sample_cgroup(config)
+            return layout
         except BaseException:
-            shutil.rmtree(root, ignore_errors=True)
+            if layout is not None:
+                layout.remove()
+            else:
+                shutil.rmtree(root, ignore_errors=True)
             raise
 
     def remove(self) -> None:
-        """Kill anything still running as the sample's uid, then delete its files."""
+        """Kill anything still running in the sample, then delete its groups and files."""
         if self.drop_to_uid:
             _kill_uid(self.uid)
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
+        if self.drop_to_uid:
+            _kill_uid(self.uid)
+        if self.disk is not None:
+            self.disk.remove()
+            self.disk = None
         shutil.rmtree(self.root, ignore_errors=True)
         if self.root.exists():
             logger.warning("bwrap sandbox: could not remove %s", self.root)
+
+
+def _sample_disk(root: Path, mount_point: Path, config: BwrapConfig) -> SampleDisk | None:
+    """The sample's size-limited filesystem, or None (warned once) where none can be made."""
+    if not quota.quota_support().usable:
+        quota.warn_unsupported_once()
+        return None
+    return SampleDisk.create(root / "disk.img", mount_point, config.disk_bytes)
+
+
+def _sample_cgroup(config: BwrapConfig) -> SampleCgroup | None:
+    """The sample's cgroup, or None (warned once) where the host offers none."""
+    support = cgroups.cgroup_support()
+    cgroups.warn_unsupported_once()
+    if not support.usable:
+        return None
+    return SampleCgroup.create(config.memory_bytes, config.pids, config.cpus, support)
 
 
 def _check_traversable(path: Path) -> None:
@@ -273,6 +340,8 @@ def _command(
         raise SandboxUnavailableError("bwrap, prlimit or setpriv is not installed")
     limits = config.limits()
     argv: list[str] = []
+    if layout.cgroup is not None:
+        argv += layout.cgroup.join_argv()  # as root, before anything can fork
     if layout.drop_to_uid:
         argv += [
             tools["setpriv"], f"--reuid={layout.uid}", f"--regid={layout.gid}",
@@ -307,9 +376,12 @@ def _command(
         "--ro-bind", str(layout.etc), "/etc",
         "--proc", "/proc",
         "--dev", "/dev", "--size", tmp_size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
-        "--size", tmp_size, "--tmpfs", "/tmp",
         "--bind", str(layout.work), SANDBOX_DIR,
+        "--bind", str(layout.tmp), "/tmp",
+        "--bind", str(layout.var_tmp), "/var/tmp",
     ]  # fmt: skip
+    if layout.tools_tree is not None:
+        argv += sandbox_tools.bind_args(layout.tools_tree)
     for path in config.ro_binds:
         argv += ["--ro-bind", path, path]
     argv += ["--remount-ro", "/", "--chdir", workdir, "--clearenv"]
@@ -327,7 +399,7 @@ def bwrap_available() -> bool:
     if _binaries() is None:
         return False
     try:
-        layout = _Layout.create()
+        layout = _Layout.create(BwrapConfig(), per_sample=False)
     except OSError:
         return False
     try:
@@ -351,10 +423,34 @@ def _oserror(stderr: str, path: str) -> OSError:
         ("Is a directory", IsADirectoryError),
         ("Permission denied", PermissionError),
         ("Read-only file system", PermissionError),
+        ("No space left", OSError),
     ):
         if needle in stderr:
-            return kind(f"{stderr.strip()} ({path})")
+            return kind(f"{path}: {stderr.strip()}")
     return OSError(f"bwrap sandbox file operation failed on {path}: {stderr.strip()}")
+
+
+def _named(ex: OSError, path: str) -> OSError:
+    """``ex`` with the sandbox path in its message (os errors name only the last part)."""
+    if path in str(ex):
+        return ex
+    if ex.errno:
+        return type(ex)(ex.errno, f"{path}: {ex.strerror or ex}")
+    return type(ex)(f"{path}: {ex}")
+
+
+def _execvp_failure(result: ExecResult[str]) -> str | None:
+    """bwrap's own message when it could not exec the command (it exits 1 and says so)."""
+    if result.returncode != 1 or not result.stderr.startswith("bwrap: execvp "):
+        return None
+    return result.stderr.splitlines()[0]
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:g} {unit}"
+    return f"{n} B"
 
 
 @sandboxenv(name="bwrap")
@@ -368,7 +464,9 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     def __init__(self, config: BwrapConfig) -> None:
         super().__init__()
         self.config = config
-        self._layout: _Layout | None = _Layout.create()
+        self._layout: _Layout | None = _Layout.create(config)
+        self._service: sp.Popen[bytes] | None = None
+        self._service_lock: anyio.Lock | None = None
 
     # ---- lifecycle -------------------------------------------------------------
 
@@ -397,7 +495,9 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         config: SandboxEnvironmentConfigType | None,
         metadata: dict[str, str],
     ) -> dict[str, SandboxEnvironment]:
-        return {"default": cls(cls._config(config))}
+        resolved = cls._config(config)
+        env = await anyio.to_thread.run_sync(cls, resolved)
+        return {"default": env}
 
     @classmethod
     async def sample_cleanup(
@@ -408,11 +508,12 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         interrupted: bool,
     ) -> None:
         for environment in environments.values():
-            environment.as_type(BwrapSandboxEnvironment).cleanup()
+            await anyio.to_thread.run_sync(environment.as_type(BwrapSandboxEnvironment).cleanup)
 
     @classmethod
     async def cli_cleanup(cls, id: str | None) -> None:
-        """Remove work dirs left by dead processes (``inspect sandbox cleanup bwrap``)."""
+        """Remove work dirs, filesystems and cgroups left by dead processes
+        (``inspect sandbox cleanup bwrap``)."""
         base = Path(tempfile.gettempdir())
         for path in base.glob(f"{_DIR_PREFIX}*"):
             if id is not None and path.name != id:
@@ -420,7 +521,11 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             pid = path.name[len(_DIR_PREFIX) :].split("-", 1)[0]
             if id is None and pid.isdigit() and Path(f"/proc/{pid}").exists():
                 continue
+            if (path / "disk").is_mount():
+                sp.run(["umount", "-l", str(path / "disk")], capture_output=True)
             shutil.rmtree(path, ignore_errors=True)
+        if id is None and cgroups.cgroup_support().usable:
+            cgroups.remove_stale_groups()
 
     @classmethod
     def config_deserialize(cls, config: dict[str, Any]) -> BaseModel:
@@ -431,7 +536,8 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         return 2 * len(os.sched_getaffinity(0))
 
     def cleanup(self) -> None:
-        """Kill what still runs as this sample's uid and remove its work dir (idempotent)."""
+        """Stop the sample's processes, remove its cgroup, filesystem and files (idempotent)."""
+        self._stop_service()
         layout, self._layout = self._layout, None
         if layout is not None:
             layout.remove()
@@ -452,6 +558,16 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         """Host path of ``/sandbox`` (for tests and debugging; don't write into it)."""
         return self.layout.work
 
+    @property
+    def cgroup(self) -> SampleCgroup | None:
+        """The sample's cgroup (None where the host offers none)."""
+        return self.layout.cgroup
+
+    @property
+    def disk(self) -> SampleDisk | None:
+        """The sample's size-limited filesystem (None where none could be made)."""
+        return self.layout.disk
+
     # ---- exec --------------------------------------------------------------------
 
     def _check_user(self, user: str | None) -> None:
@@ -471,20 +587,32 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         timeout_retry: bool = True,
         concurrency: bool = True,
     ) -> ExecResult[str]:
-        """Run ``cmd`` in a fresh sandbox process tree over this sample's ``/sandbox``.
+        """Run ``cmd`` in a fresh sandbox process tree over this sample's filesystem.
 
         ``timeout`` (else the config's ``timeout_s``) raises ``TimeoutError`` with the
         whole tree killed at the limit (the error itself comes after the 2 s grace that
         Inspect's ``subprocess`` gives a terminated process). ``timeout_retry`` is
         ignored: a retry of a command that ran out of time would only do so again.
         Output beyond Inspect's exec limit keeps its trailing part, as Inspect's local
-        sandbox does.
+        sandbox does. A command that is not executable raises ``PermissionError``. When
+        the sample hit its memory or process limit during the exec, stderr ends with a
+        line saying so.
         """
         self._check_user(user)
         if not cmd:
             raise ValueError("exec needs a command")
-        argv = _command(self.layout, self.config, cmd, cwd, env)
-        return await subprocess(
+        layout = self.layout
+        if cmd[0] == sandbox_tools.TOOLS_CLI and layout.tools_tree is not None:
+            if cmd[1:] == ["start-server"]:
+                await self._ensure_service()
+                return ExecResult(True, 0, "", "")
+            if cmd[1:] == ["stop-server"]:
+                await anyio.to_thread.run_sync(self._stop_service)
+                return ExecResult(True, 0, "", "")
+            await self._ensure_service()
+        argv = _command(layout, self.config, cmd, cwd, env)
+        before = self._limit_events()
+        result = await subprocess(
             argv,
             input=input,
             cwd="/",
@@ -492,31 +620,151 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             output_limit=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE,
             concurrency=concurrency,
         )
+        failure = _execvp_failure(result)
+        if failure is not None and "Permission denied" in failure:
+            raise PermissionError(f"{cmd[0]}: permission denied (not an executable file?)")
+        note = self._limit_note(before)
+        if note:
+            result = ExecResult(result.success, result.returncode, result.stdout,
+                                result.stderr + note)  # fmt: skip
+        return result
+
+    def _limit_events(self) -> tuple[int, int]:
+        group = self.layout.cgroup
+        return (0, 0) if group is None else (group.oom_kills(), group.pids_refusals())
+
+    def _limit_note(self, before: tuple[int, int]) -> str:
+        """Lines telling the sample which of its per-sample limits it ran into."""
+        group = self.layout.cgroup
+        if group is None:
+            return ""
+        (oom_now, refused_now), (oom_then, refused_then) = self._limit_events(), before
+        oom, refused = oom_now - oom_then, refused_now - refused_then
+        lines = []
+        if oom:
+            lines.append(
+                f"bwrap sandbox: out of memory: the sample's processes together reached its "
+                f"memory limit ({_size(self.config.memory_bytes)}); the kernel killed {oom} "
+                f"of them"
+            )
+        if refused:
+            lines.append(
+                f"bwrap sandbox: process limit: the sample may run {self.config.pids} "
+                f"processes and threads at once; {refused} fork(s) were refused"
+            )
+        return "".join(f"\n{line}\n" for line in lines)
+
+    # ---- Inspect's tool-support server ---------------------------------------------
+
+    async def _ensure_service(self) -> None:
+        """Start the sample's long-lived bwrap that runs Inspect's tool-support server
+        (``inspect-sandbox-tools start-server``), unless it already runs.
+
+        An ordinary exec's processes die with it, so the server (and the shells that
+        ``bash_session`` keeps) live in this one instead; the tool calls themselves are
+        ordinary execs of the launcher, which reach the server through its socket in
+        ``/var/tmp``. It runs with the sample's mounts, uid, cgroup and rlimits, without
+        the wall-clock limit, and cleanup kills it.
+        """
+        if self._service_lock is None:
+            self._service_lock = anyio.Lock()
+        async with self._service_lock:
+            if self._service is not None and self._service.poll() is None:
+                return
+            script = (
+                f'{sandbox_tools.TOOLS_CLI} start-server >/dev/null 2>&1; rc=$?; echo "ready $rc"; '
+                '[ "$rc" -eq 0 ] && exec sleep infinity; exit "$rc"'
+            )
+            argv = _command(self.layout, self.config, ["/bin/sh", "-c", script])
+            proc = sp.Popen(argv, stdin=sp.DEVNULL, stdout=sp.PIPE, stderr=sp.DEVNULL, cwd="/")
+            self._service = proc
+            assert proc.stdout is not None
+            stdout: IO[bytes] = proc.stdout
+            try:
+                with anyio.fail_after(120):
+                    line = await anyio.to_thread.run_sync(stdout.readline,
+                                                          abandon_on_cancel=True)  # fmt: skip
+            except TimeoutError:
+                self._stop_service()
+                raise RuntimeError(
+                    "bwrap sandbox: the sandbox tools server did not start"
+                ) from None
+            if line.strip() != b"ready 0":
+                self._stop_service()
+                raise RuntimeError(
+                    f"bwrap sandbox: the sandbox tools server failed to start ({line!r})"
+                )
+
+    def _stop_service(self) -> None:
+        proc, self._service = self._service, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.kill()  # its bwrap is the namespace's parent: the whole tree goes
+            try:
+                proc.wait(timeout=10)
+            except sp.TimeoutExpired:
+                logger.warning("bwrap sandbox: tools server %s did not exit", proc.pid)
+        if proc.stdout is not None:
+            proc.stdout.close()
 
     # ---- files -------------------------------------------------------------------
 
-    def _resolve(self, file: str) -> tuple[str, list[str] | None]:
-        """The in-sandbox path of ``file`` and, when it lies plainly under /sandbox,
-        its components there (``None``: only the sandbox itself may resolve it)."""
+    def _resolve(self, file: str) -> tuple[str, Path | None, list[str] | None]:
+        """The in-sandbox path of ``file`` and, when it lies plainly in one of the
+        sample's writable places, that place's host folder and the components below it
+        (``None``: only the sandbox itself may resolve it)."""
         inside = file if file.startswith("/") else f"{SANDBOX_DIR}/{file}"
         parts = [p for p in inside.split("/") if p not in ("", ".")]
         path = "/" + "/".join(parts)
-        if ".." in parts or parts[:1] != [SANDBOX_DIR.strip("/")]:
-            return path, None
-        return path, parts[1:]
+        if ".." in parts:
+            return path, None, None
+        if path == sandbox_tools.TOOLS_DIR or path.startswith(f"{sandbox_tools.TOOLS_DIR}/"):
+            return path, None, None  # read-only binds the host folder doesn't show
+        for mount in sorted(WRITABLE, key=len, reverse=True):
+            depth = mount.count("/")
+            if parts[:depth] == mount.strip("/").split("/"):
+                return path, self.layout.mounts[mount], parts[depth:]
+        return path, None, None
 
-    def _open(self, parts: list[str], flags: int, create_dirs: bool = False) -> int:
-        """Open work/<parts> from the host without following any symlink (``_Indirect``)."""
+    def _may(self, st: os.stat_result, want: int) -> bool:
+        """Whether the sandbox user may ``want`` (r=4, w=2, x=1) a file with this stat.
+
+        The host side runs as root, which the kernel would let through anything; this is
+        the check the kernel makes for the sample's uid (owner, group, then other bits).
+        Without root the host user is the sample's user and the kernel checks itself.
+        """
         layout = self.layout
+        if not layout.drop_to_uid:
+            return True
+        if st.st_uid == layout.uid:
+            bits = st.st_mode >> 6
+        elif st.st_gid == layout.gid:
+            bits = st.st_mode >> 3
+        else:
+            bits = st.st_mode
+        return bits & want == want
+
+    def _open(
+        self, host: Path, parts: list[str], path: str, flags: int, create_dirs: bool = False
+    ) -> int:
+        """Open host/<parts> as the sandbox user would, without following any symlink
+        (``_Indirect``: the sandbox resolves it)."""
+        layout = self.layout
+        writing = bool(flags & (os.O_WRONLY | os.O_RDWR))
         dir_flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-        dirfd = os.open(layout.work, dir_flags)
+        dirfd = os.open(host, dir_flags)
         try:
             for part in parts[:-1]:
+                if not self._may(os.fstat(dirfd), 1):
+                    raise PermissionError(errno.EACCES, f"{path}: permission denied")
                 try:
                     nextfd = os.open(part, dir_flags, dir_fd=dirfd)
                 except FileNotFoundError:
                     if not create_dirs:
                         raise
+                    if not self._may(os.fstat(dirfd), 3):
+                        raise PermissionError(errno.EACCES, f"{path}: permission denied") from None
                     os.mkdir(part, 0o755, dir_fd=dirfd)
                     if layout.drop_to_uid:
                         os.chown(part, layout.uid, layout.gid, dir_fd=dirfd, follow_symlinks=False)
@@ -527,13 +775,33 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
                     raise
                 os.close(dirfd)
                 dirfd = nextfd
+            leaf = parts[-1]
+            parent = os.fstat(dirfd)
+            if not self._may(parent, 1):
+                raise PermissionError(errno.EACCES, f"{path}: permission denied")
+            try:
+                st: os.stat_result | None = os.stat(leaf, dir_fd=dirfd, follow_symlinks=False)
+            except FileNotFoundError:
+                st = None
+            if st is not None and stat.S_ISLNK(st.st_mode):
+                raise _Indirect()
+            if st is not None and stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(errno.EISDIR, f"{path} is a directory")
+            if st is None and not writing:
+                raise FileNotFoundError(errno.ENOENT, f"{path}: no such file")
+            allowed = self._may(parent, 3) if st is None else self._may(st, 2 if writing else 4)
+            if not allowed:
+                raise PermissionError(errno.EACCES, f"{path}: permission denied")
             try:
                 flags |= os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-                return os.open(parts[-1], flags, 0o644, dir_fd=dirfd)
+                fd = os.open(leaf, flags, 0o644, dir_fd=dirfd)
             except OSError as ex:
                 if ex.errno == errno.ELOOP:
                     raise _Indirect() from None
                 raise
+            if st is None and layout.drop_to_uid:
+                os.fchown(fd, layout.uid, layout.gid)
+            return fd
         finally:
             os.close(dirfd)
 
@@ -544,29 +812,31 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     async def read_file(self, file: str, text: Literal[False]) -> bytes: ...
 
     async def read_file(self, file: str, text: bool = True) -> str | bytes:
-        """Read a file as the sandbox sees it; paths under /sandbox are read from the host
-        without following symlinks, anything else (or any symlink) from inside."""
-        path, parts = self._resolve(file)
+        """Read a file as the sandbox user sees it; paths in the sample's writable places
+        are read from the host without following symlinks (and with the sandbox user's
+        permissions), anything else (or any symlink) from inside."""
+        path, host, parts = self._resolve(file)
         data: bytes | None = None
         if parts == []:
-            raise IsADirectoryError(f"{path} is a directory")
-        if parts is not None:
-            try:
-                data = self._read_host(parts, path)
-            except _Indirect:
-                data = None
-        if data is None:
-            data = await self._read_inside(path)
+            raise IsADirectoryError(errno.EISDIR, f"{path} is a directory")
+        try:
+            if host is not None and parts is not None:
+                try:
+                    data = self._read_host(host, parts, path)
+                except _Indirect:
+                    data = None
+            if data is None:
+                data = await self._read_inside(path)
+        except OSError as ex:
+            raise _named(ex, path) from None
         return data.decode("utf-8") if text else data
 
-    def _read_host(self, parts: list[str], path: str) -> bytes:
-        fd = self._open(parts, os.O_RDONLY)
+    def _read_host(self, host: Path, parts: list[str], path: str) -> bytes:
+        fd = self._open(host, parts, path, os.O_RDONLY)
         with os.fdopen(fd, "rb") as f:
             st = os.fstat(f.fileno())
-            if stat.S_ISDIR(st.st_mode):
-                raise IsADirectoryError(f"{path} is a directory")
             if not stat.S_ISREG(st.st_mode):
-                raise PermissionError(f"{path} is not a regular file")
+                raise PermissionError(errno.EACCES, f"{path} is not a regular file")
             if st.st_size > SandboxEnvironmentLimits.MAX_READ_FILE_SIZE:
                 raise OutputLimitExceededError(
                     SandboxEnvironmentLimits.MAX_READ_FILE_SIZE_STR, truncated_output=None
@@ -580,9 +850,9 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             argv, text=False, cwd="/", timeout=self.config.timeout_s, output_limit=limit + 1
         )
         if result.returncode == _RC_ISDIR:
-            raise IsADirectoryError(f"{path} is a directory")
+            raise IsADirectoryError(errno.EISDIR, f"{path} is a directory")
         if result.returncode == _RC_NOENT:
-            raise FileNotFoundError(f"{path}: no such file in the sandbox")
+            raise FileNotFoundError(errno.ENOENT, f"{path}: no such file in the sandbox")
         if result.returncode != 0:
             raise _oserror(result.stderr.decode(errors="replace"), path)
         if len(result.stdout) > limit:
@@ -592,43 +862,50 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         return result.stdout
 
     async def write_file(self, file: str, contents: str | bytes) -> None:
-        """Write a file under /sandbox (parents created, owned by the sandbox user).
+        """Write a file as the sandbox user would (parents created, owned by that user).
 
-        Everything else in the sandbox is read-only or lives for one exec only, so a
-        path outside /sandbox raises ``PermissionError``.
+        Only ``/sandbox``, ``/tmp`` and ``/var/tmp`` are writable (the sample's own
+        filesystem, so its disk quota applies); anything else raises ``PermissionError``.
         """
         data = contents.encode("utf-8") if isinstance(contents, str) else contents
-        path, parts = self._resolve(file)
+        path, host, parts = self._resolve(file)
         if parts == []:
-            raise IsADirectoryError(f"{path} is a directory")
-        if parts is None and not path.startswith(f"{SANDBOX_DIR}/"):
-            raise PermissionError(f"{path}: only {SANDBOX_DIR} is writable in a bwrap sandbox")
-        if parts is not None:
-            try:
-                self._write_host(parts, path, data)
-                return
-            except _Indirect:
-                pass
-        await self._write_inside(path, data)
+            raise IsADirectoryError(errno.EISDIR, f"{path} is a directory")
+        if host is None and ".." not in path.split("/"):
+            writable = any(path.startswith(f"{m}/") for m in WRITABLE)
+            if not writable or path.startswith(f"{sandbox_tools.TOOLS_DIR}/"):
+                raise PermissionError(
+                    errno.EROFS, f"{path}: read-only in a bwrap sandbox (only "
+                    f"{', '.join(WRITABLE)} are writable)"
+                )  # fmt: skip
+        try:
+            if host is not None and parts is not None:
+                try:
+                    self._write_host(host, parts, path, data)
+                    return
+                except _Indirect:
+                    pass
+            await self._write_inside(path, data)
+        except OSError as ex:
+            raise _named(ex, path) from None
 
-    def _write_host(self, parts: list[str], path: str, data: bytes) -> None:
-        layout = self.layout
-        fd = self._open(parts, os.O_WRONLY | os.O_CREAT, create_dirs=True)
+    def _write_host(self, host: Path, parts: list[str], path: str, data: bytes) -> None:
+        fd = self._open(host, parts, path, os.O_WRONLY | os.O_CREAT, create_dirs=True)
         with os.fdopen(fd, "wb") as f:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                raise PermissionError(f"{path} is not a regular file")
+                raise PermissionError(errno.EACCES, f"{path} is not a regular file")
             if st.st_nlink > 1:
-                raise PermissionError(f"{path} has other hard links; not writing through them")
+                raise PermissionError(
+                    errno.EACCES, f"{path} has other hard links; not writing through them"
+                )
             os.ftruncate(fd, 0)
-            if layout.drop_to_uid:
-                os.fchown(fd, layout.uid, layout.gid)
             f.write(data)
 
     async def _write_inside(self, path: str, data: bytes) -> None:
         argv = _command(self.layout, self.config, ["/bin/sh", "-c", _WRITE_SCRIPT, "sh", path])
         result = await subprocess(argv, input=data, cwd="/", timeout=self.config.timeout_s)
         if result.returncode == _RC_ISDIR:
-            raise IsADirectoryError(f"{path} is a directory")
+            raise IsADirectoryError(errno.EISDIR, f"{path} is a directory")
         if result.returncode != 0:
             raise _oserror(result.stderr, path)

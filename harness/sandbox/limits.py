@@ -7,10 +7,19 @@ starting a sandbox. A task picks its limits with any of::
     sandbox=("bwrap", "limits.yaml")                 # a YAML or JSON file (flat mapping)
     sandbox=SandboxEnvironmentSpec("bwrap", BwrapConfig(memory_bytes="1GiB", pids=64))
 
-Every limit is enforced per exec: ``timeout_s`` by the provider (wall clock), the
-rest as rlimits set with ``prlimit`` just before ``bwrap`` starts (``pids`` counts
-the tasks of the sandbox's own host uid, which is why the provider runs each sample
-as a fresh unprivileged uid) and as tmpfs sizes for ``/tmp`` and ``/dev/shm``.
+The limits hold at two levels:
+
+- **per sample**, where the host offers cgroups (:mod:`harness.sandbox.cgroups`): all of a
+  sample's processes together get ``memory_bytes`` of memory (swap off), ``pids`` tasks and
+  ``cpus`` cores of CPU time; and, where the host can mount a filesystem for it
+  (:mod:`harness.sandbox.quota`), ``disk_bytes`` for everything the sample writes
+  (``/sandbox``, ``/tmp`` and ``/var/tmp`` share it);
+- **per process**, always, as the fallback where the host offers neither: rlimits set with
+  ``prlimit`` just before ``bwrap`` starts (``memory_bytes`` as the address space of each
+  process, ``pids`` as the tasks of the sample's own host uid, which is why the provider
+  runs each sample as a fresh unprivileged uid, ``file_size_bytes``, ``cpu_s``,
+  ``open_files``), ``timeout_s`` by the provider (wall clock), and ``tmp_bytes`` as the
+  size of the in-memory ``/dev/shm``.
 """
 
 from __future__ import annotations
@@ -34,6 +43,8 @@ DEFAULT_PIDS = 256
 DEFAULT_FILE_SIZE_BYTES = 1 * GiB
 DEFAULT_OPEN_FILES = 1024
 DEFAULT_TMP_BYTES = 256 * MiB
+DEFAULT_DISK_BYTES = 2 * GiB
+DEFAULT_CPUS = 1.0
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
 _UNIT = {"": 1, "k": KiB, "m": MiB, "g": GiB, "t": 1024 * GiB}
@@ -56,11 +67,11 @@ def parse_size(value: int | str) -> int:
     return int(float(number) * _UNIT[unit.lower()])
 
 
-_SIZE_FIELDS = ("memory_bytes", "file_size_bytes", "tmp_bytes")
+_SIZE_FIELDS = ("memory_bytes", "file_size_bytes", "tmp_bytes", "disk_bytes")
 
 
 class SandboxLimits(BaseModel):
-    """Per-exec limits of a bwrap sandbox (all positive ints; sizes in bytes or ``"2GiB"``)."""
+    """Limits of a bwrap sample (positive numbers; sizes in bytes or like ``"2GiB"``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -69,17 +80,28 @@ class SandboxLimits(BaseModel):
     cpu_s: int = Field(default=DEFAULT_CPU_S, gt=0)
     """RLIMIT_CPU of each process (a process tree can use more; wall time bounds it)."""
     memory_bytes: int = Field(default=DEFAULT_MEMORY_BYTES, gt=0)
-    """RLIMIT_AS: address space of each process."""
+    """Memory of the whole sample (cgroup, swap off) and address space of each process
+    (RLIMIT_AS, so one process that asks for more gets a plain ``MemoryError``)."""
     pids: int = Field(default=DEFAULT_PIDS, gt=0)
-    """RLIMIT_NPROC: tasks (processes and threads) of the sandbox, bwrap's own included."""
+    """Tasks (processes and threads) of the whole sample, bwrap's own included (cgroup
+    ``pids.max`` and RLIMIT_NPROC of the sample's uid)."""
+    cpus: float = Field(default=DEFAULT_CPUS, gt=0)
+    """Cores of CPU time the sample may use at once (cgroup CPU quota); the default is the
+    one core a task gets unless it asks for more."""
+    disk_bytes: int = Field(default=DEFAULT_DISK_BYTES, gt=0)
+    """Disk quota of the sample: everything it writes to ``/sandbox``, ``/tmp`` and
+    ``/var/tmp`` together (a size-limited filesystem; past it, writes fail with ENOSPC)."""
     file_size_bytes: int = Field(default=DEFAULT_FILE_SIZE_BYTES, gt=0)
     """RLIMIT_FSIZE: largest file a process may write."""
     open_files: int = Field(default=DEFAULT_OPEN_FILES, gt=0)
     """RLIMIT_NOFILE."""
     tmp_bytes: int = Field(default=DEFAULT_TMP_BYTES, gt=0)
-    """Size of each in-memory tmpfs (``/tmp`` and ``/dev/shm``), fresh per exec."""
+    """Size of the in-memory ``/dev/shm``, fresh per exec (``/tmp`` is on the sample's disk)."""
 
-    @field_validator("*", mode="before")
+    @field_validator(
+        "timeout_s", "cpu_s", "memory_bytes", "pids", "cpus", "disk_bytes", "file_size_bytes",
+        "open_files", "tmp_bytes", mode="before",
+    )  # fmt: skip
     @classmethod
     def _no_bools(cls, value: Any) -> Any:
         if isinstance(value, bool):
@@ -123,6 +145,9 @@ class BwrapConfig(SandboxLimits):
     """Extra host paths to expose read-only at the same path (e.g. a data set)."""
     env: dict[str, str] = Field(default_factory=dict)
     """Environment given to every exec (an exec's own ``env`` wins)."""
+    inspect_tools: bool = True
+    """Provide Inspect's in-sandbox tool support read-only, for ``text_editor()`` and
+    ``bash_session()`` (see :mod:`harness.sandbox.tools`)."""
 
     @field_validator("ro_binds")
     @classmethod

@@ -165,9 +165,13 @@ def test_write_file_errors(sbx: BwrapSandboxEnvironment) -> None:
     run(sbx.exec, ["mkdir", "d"])
     with pytest.raises(IsADirectoryError):
         run(sbx.write_file, "d", "x")
-    for path in ("/etc/x", "/usr/x", "/tmp/x", "../x"):
-        with pytest.raises(PermissionError):
+    for path in ("/etc/x", "/usr/x", "/x", "../x", "/var/x"):
+        with pytest.raises(PermissionError, match="x"):
             run(sbx.write_file, path, "x")
+    # the sample's writable places: /sandbox, /tmp and /var/tmp
+    for path in ("/tmp/a/x", "/var/tmp/x", "/sandbox/x"):
+        run(sbx.write_file, path, "x")
+        assert run(sbx.exec, ["cat", path]).stdout == "x"
 
 
 def test_files_through_symlinks_resolve_inside(sbx: BwrapSandboxEnvironment) -> None:
@@ -194,11 +198,20 @@ def test_cleanup_removes_work_dir() -> None:
     env.cleanup()  # idempotent
 
 
-def test_fresh_proc_and_tmp(sbx: BwrapSandboxEnvironment) -> None:
+def test_fresh_proc_persistent_tmp(sbx: BwrapSandboxEnvironment) -> None:
     procs = run(sbx.exec, ["sh", "-c", "ls /proc | grep -c '^[0-9]'"]).stdout
     assert int(procs) <= 5  # the sandbox's own few processes, none of the host's
     assert run(sbx.exec, ["sh", "-c", "echo x > /tmp/f && cat /tmp/f"]).stdout == "x\n"
-    assert not run(sbx.exec, ["test", "-e", "/tmp/f"]).success  # /tmp lives for one exec
+    # /tmp and /var/tmp live as long as the sample, as in Docker; /dev/shm for one exec
+    assert run(sbx.exec, ["cat", "/tmp/f"]).stdout == "x\n"
+    assert run(sbx.exec, ["sh", "-c", "echo y > /var/tmp/g; echo z > /dev/shm/h"]).success
+    assert run(sbx.read_file, "/var/tmp/g") == "y\n"
+    assert not run(sbx.exec, ["test", "-e", "/dev/shm/h"]).success
+    other = make_sbx()
+    try:  # and are the sample's own
+        assert not run(other.exec, ["test", "-e", "/tmp/f"]).success
+    finally:
+        other.cleanup()
 
 
 # ------------------------------------------------------------------------------ containment
@@ -246,9 +259,9 @@ def test_writes_outside_work_dir_fail(sbx: BwrapSandboxEnvironment, tmp_path: Pa
     # and through a symlink planted for the host-side writer
     planted = tmp_path / f"planted-{tag}"
     assert run(sbx.exec, ["ln", "-s", str(planted), "trap"]).success
-    with pytest.raises((FileNotFoundError, PermissionError)):
-        run(sbx.write_file, "trap", "pwned")
+    run(sbx.write_file, "trap", "pwned")  # resolved inside: lands in the sample's own /tmp
     assert not planted.exists()
+    assert run(sbx.exec, ["cat", str(planted)]).stdout == "pwned"
 
 
 def test_host_secrets_not_visible(sbx: BwrapSandboxEnvironment, tmp_path: Path) -> None:
@@ -363,10 +376,10 @@ def test_cpu_time_limit() -> None:
         env.cleanup()
 
 
-def test_tmpfs_is_bounded() -> None:
+def test_shm_is_bounded() -> None:
     env = make_sbx(tmp_bytes=MiB)
     try:
-        result = run(env.exec, ["sh", "-c", "head -c 3000000 /dev/zero > /tmp/fill"])
+        result = run(env.exec, ["sh", "-c", "head -c 3000000 /dev/zero > /dev/shm/fill"])
         assert not result.success
         assert "No space left" in result.stderr
     finally:
