@@ -106,14 +106,45 @@ def _split(value: str | None) -> list[str] | None:
 
 @study_app.command("design")
 def study_design(
-    factors: Annotated[str, typer.Option(help="Comma-separated two-level factor names.")],
+    factors: Annotated[str | None, typer.Option(
+        help="Comma-separated two-level factor names.")] = None,
     resolution: Annotated[int | None, typer.Option(help="Requested resolution (3-5+).")] = None,
     generators: Annotated[str | None, typer.Option(help="e.g. 'E=ABCD,F=ABC'.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    power: Annotated[bool, typer.Option(
+        "--power", help="Items needed for a paired difference (--diff).")] = False,
+    diff: Annotated[float | None, typer.Option(help="Target difference (with --power).")] = None,
+    sd_diff: Annotated[float | None, typer.Option(
+        help="SD of per-item differences from a pilot (default: 0/1 worst case).")] = None,
+    p_a: Annotated[float, typer.Option(help="Assumed score of the better model.")] = 0.5,
+    epochs: Annotated[int, typer.Option(help="Epochs per item.")] = 1,
+    alpha: Annotated[float, typer.Option(help="Significance level.")] = 0.05,
+    target_power: Annotated[float, typer.Option(help="Power to reach.")] = 0.8,
+    items: Annotated[int | None, typer.Option(
+        help="Also give the minimum detectable difference at this many items.")] = None,
 ) -> None:
-    """A two-level (fractional) factorial design: runs, generators, aliases, coded matrix."""
-    from harness.factorial.design import design_from_cli, design_json
+    """A two-level (fractional) factorial design: runs, generators, aliases, coded matrix;
+    with --power, the items a paired comparison needs to detect --diff."""
+    from harness.factorial.design import design_from_cli, design_json, power_plan
 
+    if power:
+        if diff is None:
+            raise typer.BadParameter("--power needs --diff")
+        plan = power_plan(diff, sd_diff, p_a=p_a, epochs=epochs, alpha=alpha,
+                          power=target_power, items=items)
+        if as_json:
+            typer.echo(json.dumps(plan))
+            return
+        console.print(f"items needed to detect a paired difference of {plan['diff']:g} "
+                      f"(power {plan['power']:g}, alpha {plan['alpha']:g}): "
+                      f"{plan['items_needed']} (sd of differences {plan['sd_diff']:.3f}: "
+                      f"{plan['sd_source']})")
+        if "mdd" in plan:
+            console.print(f"minimum detectable difference at {plan['items']} items: "
+                          f"{plan['mdd']:.3f}")
+        return
+    if not factors:
+        raise typer.BadParameter("--factors is required (or use --power)")
     design = design_from_cli(_split(factors) or [], resolution=resolution,
                              generators=_split(generators), fraction=None)
     data = design_json(design)

@@ -30,13 +30,21 @@ from scipy import stats as sps
 __all__ = [
     "Estimate",
     "RankIntervals",
+    "FirthFit",
+    "binary_mean_ci",
+    "binary_sd_diff",
+    "binomial_glmm",
     "bootstrap_ci",
     "bootstrap_rank_interval",
     "clopper_pearson_ci",
     "clustered_se",
     "critical_value",
+    "firth_logistic",
     "fit_logistic",
     "holm_adjust",
+    "ItemBootstrap",
+    "is_binary",
+    "item_bootstrap",
     "items_needed",
     "kendall_tau",
     "kendall_w",
@@ -46,8 +54,10 @@ __all__ = [
     "paired_difference_ci",
     "paired_power",
     "paired_t_p_value",
+    "separated_rows",
     "two_sided_p",
     "wilson_ci",
+    "wilson_interval",
 ]
 
 Values = ArrayLike | pl.Series | Sequence[float]
@@ -375,6 +385,80 @@ def clopper_pearson_ci(successes: int, n: int, level: float = 0.95) -> Estimate:
     return Estimate(p, math.sqrt(p * (1 - p) / n), lo, hi, n, None, level)
 
 
+def wilson_interval(p: float, n_eff: float, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score bounds for a proportion ``p`` observed on ``n_eff`` (possibly
+    fractional) independent trials: the interval of :func:`wilson_ci` without counts, so
+    an effective sample size from a clustered design can be used (Korn & Graubard 1998,
+    "Confidence intervals for proportions with small expected number of positive counts
+    estimated from survey data", Survey Methodology 24: the design-effect-adjusted
+    interval). Always inside [0, 1]; exactly 0 (1) at ``p`` = 0 (1)."""
+    _check_level(level)
+    if not 0.0 <= p <= 1.0 or not n_eff > 0:
+        raise ValueError(f"need 0 <= p <= 1 and n_eff > 0, got p={p}, n_eff={n_eff}")
+    z = float(sps.norm.ppf(0.5 + level / 2))
+    denom = 1 + z * z / n_eff
+    centre = (p + z * z / (2 * n_eff)) / denom
+    half = z * math.sqrt(p * (1 - p) / n_eff + z * z / (4 * n_eff * n_eff)) / denom
+    lo = 0.0 if p <= 0.0 else max(0.0, centre - half)
+    hi = 1.0 if p >= 1.0 else min(1.0, centre + half)
+    return lo, hi
+
+
+def is_binary(values: Values) -> bool:
+    """True when every value is 0 or 1 (and there is at least one)."""
+    x = _values(values)
+    return bool(len(x)) and bool(np.all((x == 0.0) | (x == 1.0)))
+
+
+def binary_mean_ci(
+    values: Values, cluster: Values | Sequence[Any] | None = None, level: float = 0.95
+) -> Estimate:
+    """Mean of 0/1 scores with a Wilson interval that respects clustering: always inside
+    [0, 1], never of zero width.
+
+    Unclustered, this is :func:`wilson_ci`. Clustered (several epochs of one item, or
+    items sampled in groups), the Wilson interval is taken on the effective sample size
+    ``n_eff = n / deff`` with the design effect ``deff = SE_clustered^2 / (p(1-p)/n)``
+    floored at 1 (Korn & Graubard 1998), so the interval is never narrower than the
+    independent-trials one. A cell with no variance (all 0 or all 1: an always-right
+    oracle) has no design effect to estimate; it gets the Wilson interval for its number
+    of clusters (items), the conservative choice that treats the epochs of an item as one
+    observation. ``se`` is the clustered standard error (the binomial one when there is
+    no variance, so it is not reported as 0).
+    """
+    _check_level(level)
+    x = _values(values)
+    n = len(x)
+    if n == 0:
+        raise ValueError("no values")
+    if not np.all((x == 0.0) | (x == 1.0)):
+        raise ValueError("binary_mean_ci needs 0/1 values")
+    p = float(x.mean())
+    if cluster is None:
+        est = wilson_ci(int(round(p * n)), n, level)
+        return Estimate(p, math.sqrt(p * (1 - p) / n), est.lo, est.hi, n, None, level)
+    se, g = clustered_se(x, cluster)
+    if p in (0.0, 1.0) or not math.isfinite(se) or se <= 0:
+        n_eff = float(max(g, 1))
+        lo, hi = wilson_interval(p, n_eff, level)
+        z = float(sps.norm.ppf(0.5 + level / 2))
+        # the Wilson half-width at n_eff, expressed as a standard error
+        return Estimate(p, (hi - lo) / (2 * z), lo, hi, n, g, level)
+    deff = max(1.0, se * se / (p * (1 - p) / n))
+    lo, hi = wilson_interval(p, n / deff, level)
+    return Estimate(p, se, lo, hi, n, g, level)
+
+
+def binary_sd_diff(p_a: float = 0.5, p_b: float = 0.5, epochs: int = 1,
+                   correlation: float = 0.0) -> float:
+    """Standard deviation of a per-item difference of two 0/1 means over ``epochs``
+    independent epochs each: ``sqrt((p_a(1-p_a) + p_b(1-p_b) - 2 rho sqrt(...)) / epochs)``.
+    With no pilot data, p = 0.5 and no correlation is the conservative planning value."""
+    va, vb = p_a * (1 - p_a), p_b * (1 - p_b)
+    var = (va + vb - 2 * correlation * math.sqrt(va * vb)) / max(epochs, 1)
+    return math.sqrt(max(var, 0.0))
+
+
 # --------------------------------------------------------------------------- regression
 
 
@@ -402,6 +486,276 @@ def fit_logistic(
         if np.abs(step).max() < 1e-9:
             break
     return float(beta[0] - beta[1] * mu), float(beta[1])
+
+
+@dataclass(frozen=True)
+class FirthFit:
+    """A Firth-penalised logistic fit (:func:`firth_logistic`).
+
+    ``cov`` is the inverse Fisher information at the estimate (the model-based covariance
+    logistf reports); ``loglik`` the unpenalised and ``penalized_loglik`` the penalised
+    log-likelihood (``+ log|I(b)| / 2``), both without the binomial coefficients; ``hat``
+    the diagonal of the weighted hat matrix, ``mu`` the fitted probabilities.
+    """
+
+    coef: NDArray[np.float64]
+    cov: NDArray[np.float64]
+    loglik: float
+    penalized_loglik: float
+    mu: NDArray[np.float64]
+    hat: NDArray[np.float64]
+    converged: bool
+    iterations: int
+
+
+def _firth_parts(
+    X: NDArray[np.float64], s: NDArray[np.float64], n: NDArray[np.float64],
+    beta: NDArray[np.float64],
+) -> tuple[float, float, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64],
+           NDArray[np.float64]]:
+    """Log-likelihood, penalised log-likelihood, mu, hat, Fisher information, its inverse."""
+    from scipy.special import expit
+
+    eta = X @ beta
+    mu = expit(eta)
+    w = n * mu * (1 - mu)
+    info = X.T @ (X * w[:, None])
+    sign, logdet = np.linalg.slogdet(info)
+    inv = np.linalg.pinv(info, hermitian=True)
+    hat = w * np.einsum("ij,jk,ik->i", X, inv, X)
+    # log mu and log(1 - mu) from eta, so a fitted 0 or 1 never gives log(0)
+    log_mu = -np.logaddexp(0.0, -eta)
+    log_1mu = -np.logaddexp(0.0, eta)
+    ll = float(np.sum(np.where(s > 0, s * log_mu, 0.0) + np.where(n - s > 0, (n - s) * log_1mu,
+                                                                      0.0)))
+    pll = ll + 0.5 * logdet if sign > 0 else -math.inf
+    return ll, pll, mu, hat, info, inv
+
+
+def firth_logistic(
+    X: ArrayLike,
+    successes: ArrayLike,
+    trials: ArrayLike | None = None,
+    *,
+    free: Sequence[int] | None = None,
+    max_iter: int = 100,
+    max_step: float = 5.0,
+    tol: float = 1e-8,
+) -> FirthFit:
+    """Firth's (1993) bias-reduced logistic regression, by the modified Newton-Raphson of
+    Heinze & Schemper (2002), "A solution to the problem of separation in logistic
+    regression", Statistics in Medicine 21:2409-2419.
+
+    Maximises ``l(b) + log|I(b)| / 2`` (the Jeffreys-prior penalty), whose estimates are
+    finite under (quasi-)complete separation, where the maximum-likelihood estimates
+    diverge. The modified score is ``U*(b) = X'(s - n mu + h (1/2 - mu))`` with ``h`` the
+    diagonal of the weighted hat matrix; steps are ``I^-1 U*``, capped at ``max_step`` in
+    any coordinate and halved while the penalised likelihood decreases (as in R's
+    ``logistf``). Rows may be aggregated: ``successes`` out of ``trials`` per row (one
+    Bernoulli trial per row when ``trials`` is None).
+
+    ``free`` (column indices) fits the restricted model in which the other coefficients
+    are fixed at 0 *under the full model's penalty*, the restricted fit behind Heinze &
+    Schemper's penalised likelihood-ratio test (``2 (l*_full - l*_restricted)``,
+    chi-square with the number of fixed coefficients as df). The design must have full
+    column rank.
+    """
+    Xa = np.asarray(X, dtype=np.float64)
+    if Xa.ndim == 1:
+        Xa = Xa[:, None]
+    s = np.asarray(successes, dtype=np.float64).ravel()
+    n = np.ones_like(s) if trials is None else np.asarray(trials, dtype=np.float64).ravel()
+    if Xa.shape[0] != len(s) or len(s) != len(n):
+        raise ValueError("X, successes and trials need the same number of rows")
+    if np.any(s < 0) or np.any(s > n):
+        raise ValueError("need 0 <= successes <= trials")
+    p = Xa.shape[1]
+    if np.linalg.matrix_rank(Xa) < p:
+        raise ValueError("firth_logistic needs a design of full column rank")
+    idx = np.arange(p) if free is None else np.asarray(sorted(set(free)), dtype=int)
+    beta = np.zeros(p)
+    ll, pll, mu, hat, info, inv = _firth_parts(Xa, s, n, beta)
+    converged = False
+    iterations = 0
+    for _ in range(max_iter):
+        iterations += 1
+        score = Xa.T @ (s - n * mu + hat * (0.5 - mu))
+        if free is None:
+            step = inv @ score
+        else:
+            step = np.zeros(p)
+            if len(idx):
+                step[idx] = np.linalg.solve(info[np.ix_(idx, idx)], score[idx])
+        biggest = float(np.max(np.abs(step))) if p else 0.0
+        if biggest > max_step:
+            step *= max_step / biggest
+        for _ in range(30):  # step halving on the penalised likelihood
+            trial = beta + step
+            parts = _firth_parts(Xa, s, n, trial)
+            if parts[1] >= pll - 1e-12:
+                break
+            step /= 2
+        beta = trial
+        ll, pll, mu, hat, info, inv = parts
+        score_free = (Xa.T @ (s - n * mu + hat * (0.5 - mu)))[idx]
+        if float(np.max(np.abs(step), initial=0.0)) < tol and (
+            not len(score_free) or float(np.max(np.abs(score_free))) < max(tol, 1e-6)
+        ):
+            converged = True
+            break
+    return FirthFit(beta, inv, ll, pll, mu, hat, converged, iterations)
+
+
+def separated_rows(
+    X: ArrayLike, successes: ArrayLike, trials: ArrayLike | None = None, tol: float = 1e-7
+) -> NDArray[np.bool_]:
+    """Rows whose fitted probability the maximum-likelihood logistic fit pushes to 0 or 1.
+
+    The linear-programming check of Konis (2007), "Linear programming algorithms for
+    detecting separated data in binary logistic regression models" (DPhil thesis,
+    Oxford; the method of R's ``safeBinaryRegression`` / ``detectseparation``): the data
+    are (quasi-)separated exactly when some direction ``d`` has ``x_i d >= 0`` on rows of
+    only successes, ``<= 0`` on rows of only failures and ``= 0`` on mixed rows, with
+    ``x_i d != 0`` somewhere; moving the coefficients along ``d`` raises the likelihood
+    for ever, so those rows' fitted probabilities go to 1 (0) and the MLE does not exist.
+    Rows may be aggregated (successes out of trials). LPs over the box ``|d| <= 1`` are
+    solved until no further row can be separated, so every separable row is found.
+    """
+    Xa = np.asarray(X, dtype=np.float64)
+    if Xa.ndim == 1:
+        Xa = Xa[:, None]
+    s = np.asarray(successes, dtype=np.float64).ravel()
+    n = np.ones_like(s) if trials is None else np.asarray(trials, dtype=np.float64).ravel()
+    keep = n > 0
+    all_one = keep & (s >= n)
+    all_zero = keep & (s <= 0)
+    mixed = keep & ~all_one & ~all_zero
+    sign = np.where(all_one, 1.0, np.where(all_zero, -1.0, 0.0))
+    separated = np.zeros(len(s), dtype=bool)
+    pure = np.flatnonzero(all_one | all_zero)
+    if not len(pure):
+        return separated
+    p = Xa.shape[1]
+    # inequality rows: -sign * x d <= 0 on pure rows; equality rows x d = 0 on mixed rows
+    a_ub = -(sign[pure, None] * Xa[pure])
+    a_eq = Xa[mixed] if mixed.any() else None
+    b_eq = np.zeros(int(mixed.sum())) if mixed.any() else None
+    remaining = set(pure.tolist())
+    scale = max(1.0, float(np.abs(Xa).max()))
+    while remaining:
+        rows = np.array(sorted(remaining))
+        objective = -(sign[rows, None] * Xa[rows]).sum(axis=0)
+        res = optimize.linprog(objective, A_ub=a_ub, b_ub=np.zeros(len(pure)), A_eq=a_eq,
+                               b_eq=b_eq, bounds=[(-1.0, 1.0)] * p, method="highs")
+        if res.status != 0 or -res.fun <= tol * scale:
+            break
+        found = [r for r in rows if sign[r] * float(Xa[r] @ res.x) > tol * scale]
+        if not found:
+            break
+        separated[found] = True
+        remaining -= set(found)
+    return separated
+
+
+def binomial_glmm(
+    y: ArrayLike,
+    X: ArrayLike,
+    groups: dict[str, ArrayLike],
+    prior_sd: float = 1.0,
+) -> dict[str, Any]:
+    """Logit GLMM with random intercepts for each grouping (item, seed, ...), fitted by
+    statsmodels' ``BinomialBayesMixedGLM`` (variational Bayes, ``fit_vb``).
+
+    ``y`` is 0/1 per row, ``X`` the fixed-effect design, ``groups`` maps a component name
+    to its integer (or label) codes per row. Returns the fixed effects (posterior means),
+    their covariance (diagonal: the mean-field posterior variances, which are known to
+    be optimistic, so tests on them are approximate), and each component's variance on
+    the latent (logit) scale, ``exp(2 * E[log sd])``. ``prior_sd`` is the prior SD of each
+    log standard deviation (statsmodels' ``vcp_p``).
+    """
+    from statsmodels.genmod.bayes_mixed_glm import BinomialBayesMixedGLM
+
+    yy = np.asarray(y, dtype=np.float64).ravel()
+    Xa = np.asarray(X, dtype=np.float64)
+    names = list(groups)
+    blocks, ident = [], []
+    for k, name in enumerate(names):
+        codes, g = _cluster_codes(np.asarray(groups[name]), len(yy))
+        blocks.append((codes[:, None] == np.arange(g)[None, :]).astype(np.float64))
+        ident.append(np.full(g, k, dtype=int))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = BinomialBayesMixedGLM(yy, Xa, np.hstack(blocks), np.concatenate(ident),
+                                      vcp_p=prior_sd, fe_p=10.0)
+        res = model.fit_vb()
+    fe_sd = np.asarray(res.fe_sd, dtype=np.float64)
+    variances = {name: float(np.exp(2 * res.vcp_mean[k])) for k, name in enumerate(names)}
+    return {
+        "coef": np.asarray(res.fe_mean, dtype=np.float64),
+        "cov": np.diag(fe_sd**2),
+        "variances": variances,
+        "method": "statsmodels BinomialBayesMixedGLM.fit_vb (variational Bayes)",
+    }
+
+
+@dataclass(frozen=True)
+class ItemBootstrap:
+    """:func:`item_bootstrap`'s answer, each array of the statistic's shape."""
+
+    observed: NDArray[np.float64]
+    lo: NDArray[np.float64]
+    hi: NDArray[np.float64]
+    se: NDArray[np.float64]
+    mean: NDArray[np.float64]  # bootstrap mean: 2 observed - mean is the bias-corrected value
+    n_boot: int
+    level: float
+
+
+def item_bootstrap(
+    data: ArrayLike,
+    statistic: Callable[[NDArray[np.float64]], Any],
+    n_boot: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> ItemBootstrap:
+    """Paired bootstrap over items of any statistic of per-item scores.
+
+    ``data`` is (items, ...) with NaN where an item lacks a score; each resample draws
+    items with replacement (one draw shared by every column, so comparisons stay paired)
+    and averages the drawn items per column, ignoring NaN. ``statistic`` maps a stack of
+    column-mean arrays, shape (B, ...), to a (B, ...) array of statistics (vectorised over
+    resamples). Returns the observed statistic (on the full item set), the percentile
+    bounds, the bootstrap standard error and the bootstrap mean.
+    """
+    _check_level(level)
+    arr = np.asarray(data, dtype=np.float64)
+    if arr.ndim < 1 or arr.shape[0] < 2:
+        raise ValueError("need at least two items")
+    g = arr.shape[0]
+    flat = arr.reshape(g, -1)
+    present = ~np.isnan(flat)
+    filled = np.where(present, flat, 0.0)
+    weights = present.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        full = (filled.sum(axis=0) / weights.sum(axis=0)).reshape(arr.shape[1:])
+    observed = np.asarray(statistic(full[None, ...]))[0]
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, g, size=(n_boot, g))
+    counts = np.zeros((n_boot, g))
+    np.add.at(counts, (np.repeat(np.arange(n_boot), g), draws.ravel()), 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = (counts @ filled) / (counts @ weights)
+    boot = np.asarray(statistic(means.reshape(n_boot, *arr.shape[1:])), dtype=np.float64)
+    alpha = 1.0 - level
+    with np.errstate(invalid="ignore"):
+        lo = np.nanquantile(boot, alpha / 2, axis=0)
+        hi = np.nanquantile(boot, 1 - alpha / 2, axis=0)
+        se = np.nanstd(boot, axis=0, ddof=1)
+        mean = np.nanmean(boot, axis=0)
+    return ItemBootstrap(np.asarray(observed, dtype=np.float64), lo, hi, se, mean, n_boot,
+                         level)
 
 
 # --------------------------------------------------------------------------- multiplicity

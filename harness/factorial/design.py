@@ -454,3 +454,47 @@ def design_json(design: Design) -> dict[str, Any]:
         "aliases": {k: list(v) for k, v in design.aliases.items()},
         "matrix": matrix,
     }
+
+
+# ---------------------------------------------------------------------------------------
+# planning: items for a target difference
+
+
+def power_plan(
+    diff: float,
+    sd_diff: float | None = None,
+    *,
+    p_a: float = 0.5,
+    p_b: float | None = None,
+    epochs: int = 1,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    items: int | None = None,
+) -> dict[str, Any]:
+    """What ``harness study design --power`` prints: the items a paired comparison of two
+    models needs to detect ``diff`` (and, given ``items``, the minimum detectable
+    difference there).
+
+    ``sd_diff`` is the SD of per-item differences (from a pilot: ``harness study report``
+    gives it under ``power``); without it, 0/1 scores are assumed at ``p_a`` and
+    ``p_b = p_a - diff`` with no correlation between the models, averaged over ``epochs``
+    (conservative: models that fail the same items have a smaller SD).
+    """
+    from harness.stats import binary_sd_diff, items_needed, minimum_detectable_difference
+
+    if diff == 0:
+        raise ValueError("--diff must be non-zero")
+    if sd_diff is None:
+        pb = p_b if p_b is not None else min(max(p_a - abs(diff), 0.0), 1.0)
+        sd = binary_sd_diff(p_a, pb, epochs=epochs)
+        source = f"0/1 scores at p = {p_a:g} vs {pb:g}, uncorrelated, {epochs} epoch(s)"
+    else:
+        sd, source = sd_diff, "given"
+    out: dict[str, Any] = {
+        "diff": abs(diff), "sd_diff": sd, "sd_source": source, "alpha": alpha,
+        "power": power, "items_needed": items_needed(abs(diff), sd, alpha=alpha, power=power),
+    }
+    if items is not None:
+        out["items"] = items
+        out["mdd"] = minimum_detectable_difference(items, sd, alpha=alpha, power=power)
+    return out

@@ -114,6 +114,8 @@ class Plan:
     est_tokens: float
     est_seconds: float
     rates_from: str
+    mdd: float | None = None
+    mdd_note: str = ""
 
     def table(self) -> str:
         """A plain-text table for the CLI's ``--dry-run``."""
@@ -126,6 +128,8 @@ class Plan:
         lines.append(f"{len(self.cells)} cells, {self.samples} samples, "
                      f"~{self.est_tokens:.0f} tokens, ~{self.est_seconds:.0f} s serial "
                      f"(rates from {self.rates_from})")
+        if self.mdd is not None:
+            lines.append(f"minimum detectable difference: {self.mdd:.3f} ({self.mdd_note})")
         return "\n".join(lines)
 
 
@@ -187,13 +191,67 @@ def plan(study: Study, log_dir: str | Path | None = None) -> Plan:
         cells.append(CellPlan(cell.id, dict(cell.levels), cell.model, cell.stack, samples,
                               samples * tokens, samples * seconds,
                               done.get(cell.id) == "success"))
+    n_items = min((c.samples // max(study.replicates.epochs, 1) for c in cells), default=0)
+    mdd, note = planned_mdd(directory, n_items, study.replicates.epochs)
     return Plan(
         study=study.name, log_dir=str(directory), cells=cells,
         samples=sum(c.samples for c in cells),
         est_tokens=sum(c.est_tokens for c in cells),
         est_seconds=sum(c.est_seconds for c in cells),
         rates_from="earlier logs" if observed else "built-in table",
+        mdd=mdd, mdd_note=note,
     )
+
+
+def planned_mdd(log_dir: Path, n_items: int, epochs: int, alpha: float = 0.05,
+                power: float = 0.8) -> tuple[float | None, str]:
+    """The minimum detectable paired difference between two models for ``n_items`` items.
+
+    From pilot data when the study dir has logs (the SD of per-item differences between
+    the two best levels of the ``model`` factor), else the conservative 0/1 value (p = 0.5,
+    no correlation between models, ``epochs`` epochs per item).
+    """
+    from harness.stats import binary_sd_diff, minimum_detectable_difference
+
+    if n_items < 2:
+        return None, "fewer than two items"
+    sd, source = None, ""
+    if log_dir.is_dir():
+        sd, source = _pilot_sd(log_dir)
+    if sd is None:
+        sd = binary_sd_diff(epochs=epochs)
+        source = f"no pilot logs: assumes 0/1 scores at p = 0.5, uncorrelated, {epochs} epoch(s)"
+    mdd = minimum_detectable_difference(n_items, sd, alpha=alpha, power=power)
+    return mdd, (f"paired t over {n_items} items, alpha {alpha}, power {power}, "
+                 f"sd of per-item differences {sd:.3f} from {source}")
+
+
+def _pilot_sd(log_dir: Path) -> tuple[float | None, str]:
+    """SD of per-item differences between the two best ``model`` levels in earlier logs."""
+    import polars as pl
+
+    from harness.factorial.report.frame import study_frame
+
+    try:
+        frame = study_frame(log_dir)
+    except Exception:  # unreadable pilot logs: plan without them
+        return None, ""
+    if "model" not in frame.columns or frame.is_empty():
+        return None, ""
+    scored = frame.filter(pl.col("model").is_not_null() & pl.col("score_value").is_not_null())
+    means = scored.group_by("model").agg(pl.col("score_value").mean()).sort(
+        "score_value", descending=True)
+    if means.height < 2:
+        return None, ""
+    a, b = means.get_column("model").to_list()[:2]
+    wide = (scored.filter(pl.col("model").is_in([a, b]))
+            .group_by(["sample_id", "model"]).agg(pl.col("score_value").mean())
+            .pivot(on="model", index="sample_id", values="score_value").drop_nulls())
+    if wide.height < 2:
+        return None, ""
+    d = (wide.get_column(a) - wide.get_column(b)).to_numpy()
+    sd = float(d.std(ddof=1))
+    return (sd, f"pilot logs ({a} vs {b}, {wide.height} items)") if sd > 0 else (None, "")
 
 
 # --------------------------------------------------------------------------- status

@@ -1,7 +1,17 @@
-"""Binomial engine: logit GLM on (successes, trials) per cell, likelihood-ratio and Wald tests.
+"""Binomial engine: logit GLM on (successes, trials), Firth-penalised under separation.
 
 Why per cell: a Bernoulli likelihood depends on the rows of a cell only through their
-count and number of successes, so the MLE on aggregated rows is the MLE on every row.
+count and number of successes, so the fit on aggregated rows is the fit on every row.
+
+Separation (a cell of only 0s or only 1s that the model can fit exactly: an oracle that
+is always right) is detected per term by the linear program of
+:func:`harness.stats.separated_rows`. When the full model is separated its
+maximum-likelihood estimates do not exist, so every model is then fitted by Firth's
+penalised likelihood (:func:`harness.stats.firth_logistic`), whose estimates are finite:
+tests stay item-clustered Wald tests under ``item_mode="cluster"`` (sandwich from the
+Bernoulli scores at the Firth estimates, summed by item) and are Heinze & Schemper's
+penalised likelihood-ratio tests otherwise. ``item_mode="random"`` fits a logit GLMM
+with random item intercepts (and a seed component when a seed column is given).
 """
 
 from __future__ import annotations
@@ -12,15 +22,16 @@ from typing import Any
 
 import numpy as np
 from scipy import stats as sps
-from scipy.special import xlogy
+from scipy.special import expit, xlogy
 
 from harness.factorial.analysis.fit import Fit, Problem, aggregated_rows, residual_row
 from harness.factorial.analysis.linalg import sandwich, wald
 from harness.factorial.analysis.matrices import columns, term_sets
 from harness.factorial.analysis.prepare import term_name
+from harness.stats import binomial_glmm, firth_logistic, separated_rows
 
-SEPARATION_EPS = 1e-6
-"""A fitted cell probability this close to 0 or 1 counts as (quasi-)separation."""
+LATENT_RESIDUAL = math.pi**2 / 3
+"""Variance of the standard logistic distribution: the residual on the latent scale."""
 
 
 def bernoulli_deviance(s: np.ndarray, n: np.ndarray, mu: np.ndarray) -> float:
@@ -29,21 +40,26 @@ def bernoulli_deviance(s: np.ndarray, n: np.ndarray, mu: np.ndarray) -> float:
     return float(-2 * np.sum(xlogy(s, mu) + xlogy(n - s, 1 - mu)))
 
 
+class _Model:
+    """One fitted submodel: coefficients, fitted probabilities, deviance, penalised loglik."""
+
+    def __init__(self, b: np.ndarray, mu: np.ndarray, dev: float, pll: float, rank: int,
+                 cov: np.ndarray, converged: bool) -> None:
+        self.params, self.mu, self.dev, self.pll, self.rank = b, mu, dev, pll, rank
+        self.cov_model, self.converged = cov, converged
+
+
 def fit_binomial(prob: Problem) -> Fit:
-    """Logit GLM; item as a fixed sum-to-zero block, a cluster, or left out."""
+    """Logit GLM; item as a fixed sum-to-zero block, a cluster, a random effect, or left out."""
+    if prob.item_mode == "random":
+        return fit_glmm(prob)
     import statsmodels.api as sm
 
     prep, mats, terms, item_mode = prob.prep, prob.mats, prob.terms, prob.item_mode
-    if item_mode == "random":
-        raise ValueError(
-            "item_mode='random' is a linear mixed model; for 0/1 scores use item_mode='cluster'"
-            " (cluster-robust) or 'fixed'"
-        )
     use_groups = prep.groups is not None and item_mode in ("fixed", "cluster")
     data = aggregated_rows(prob, by_item=use_groups)
-    X, n, s = data.X, data.n, data.mean * data.n
+    X, n, s = data.X, data.n, np.round(data.mean * data.n)
     item_idx, n_items = data.item_idx, data.n_items
-    s = np.round(s)
     p_item = 0
     if item_mode == "fixed":
         # sum-to-zero item columns: item g < G-1 -> e_g, last item -> all -1
@@ -56,55 +72,79 @@ def fit_binomial(prob: Problem) -> Fit:
     base_p = mats.cell_X.shape[1]
     item_col_list = list(range(base_p, base_p + p_item))
     N = prep.n_obs
-    cache: dict[tuple[int, ...], tuple[float, int, Any]] = {}
+    # rows for the separation LP: identical design rows pooled (cells, unless item is fixed)
+    if item_mode == "fixed":
+        lp_X, lp_s, lp_n = X, s, n
+    else:
+        lp_X = mats.cell_X
+        lp_n = prep.cells.get_column("n").to_numpy().astype(float)
+        lp_s = np.round(prep.cells.get_column("mean").to_numpy() * lp_n)
+    all_cols = columns(mats, terms) + item_col_list
+    sep_rows = separated_rows(lp_X[:, all_cols], lp_s, lp_n)
+    firth = bool(sep_rows.any())
+    cache: dict[tuple[int, ...], _Model] = {}
 
-    def fit(cols: list[int]) -> tuple[float, int, Any]:
+    def fit(cols: list[int]) -> _Model:
         key = tuple(cols)
         if key not in cache:
             Xs = X[:, cols]
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                res = sm.GLM(np.column_stack([s, n - s]), Xs, family=sm.families.Binomial()).fit()
             rank = int(np.linalg.matrix_rank(Xs))
-            cache[key] = (bernoulli_deviance(s, n, np.asarray(res.mu)), rank, res)
+            if firth:
+                f = firth_logistic(Xs, s, n)
+                cache[key] = _Model(f.coef, f.mu, bernoulli_deviance(s, n, f.mu),
+                                    f.penalized_loglik, rank, f.cov, f.converged)
+            else:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    res = sm.GLM(np.column_stack([s, n - s]), Xs,
+                                 family=sm.families.Binomial()).fit()
+                mu = np.asarray(res.mu)
+                cache[key] = _Model(np.asarray(res.params), mu, bernoulli_deviance(s, n, mu),
+                                    math.nan, rank, np.asarray(res.cov_params()),
+                                    bool(getattr(res, "converged", True)))
         return cache[key]
 
-    def cov(res: Any, cols: list[int]) -> np.ndarray:
+    def cov(model: _Model, cols: list[int]) -> np.ndarray:
         if item_mode != "cluster":
-            return np.asarray(res.cov_params())
+            return model.cov_model
         Xs = X[:, cols]
-        mu = np.asarray(res.mu)
+        mu = model.mu
         bread = np.linalg.pinv(Xs.T @ (Xs * (n * mu * (1 - mu))[:, None]))
-        return sandwich(
-            bread, Xs * (s - n * mu)[:, None], item_idx, N, int(np.linalg.matrix_rank(Xs))
-        )
+        return sandwich(bread, Xs * (s - n * mu)[:, None], item_idx, N, model.rank)
 
-    all_cols = columns(mats, terms) + item_col_list
-    dev_all, rank_all, res_all = fit(all_cols)
+    full = fit(all_cols)
     mean_all = float(s.sum() / n.sum())
     null_dev = bernoulli_deviance(s, n, np.full_like(n, mean_all))
+    eta_parts = _eta_parts(mats, terms, full.params, prep)
+    var_eta = float(np.var(sum(eta_parts.values()))) if eta_parts else 0.0
     rows = []
-    for term, (reduced, full) in term_sets(terms, prob.anova_type).items():
-        cols_f = columns(mats, full) + item_col_list
+    separated_terms: list[str] = []
+    for term, (reduced, full_set) in term_sets(terms, prob.anova_type).items():
+        cols_f = columns(mats, full_set) + item_col_list
         cols_r = columns(mats, reduced) + item_col_list
-        dev_f, rank_f, res_f = fit(cols_f)
-        dev_r, rank_r, _ = fit(cols_r)
-        chi2, df = max(dev_r - dev_f, 0.0), rank_f - rank_r
+        fit_f = fit(cols_f)
         sl = list(range(mats.slices[term].start, mats.slices[term].stop))
-        wald_chi2, dfw = wald(
-            np.asarray(res_f.params), cov(res_f, cols_f), [cols_f.index(c) for c in sl]
-        )
+        pos = [cols_f.index(c) for c in sl]
+        term_sep = bool(separated_rows(lp_X[:, cols_f], lp_s, lp_n).any()) if firth else False
+        if firth:
+            # penalised LR: the restricted fit keeps the full model's penalty (logistf)
+            free = [i for i in range(len(cols_f)) if i not in pos]
+            restricted = firth_logistic(X[:, cols_f], s, n, free=free)
+            chi2 = max(2 * (fit_f.pll - restricted.penalized_loglik), 0.0)
+        else:
+            chi2 = max(fit(cols_r).dev - fit_f.dev, 0.0)
+        df = len(pos)
+        wald_chi2, dfw = wald(fit_f.params, cov(fit_f, cols_f), pos)
         wald_p = float(sps.chi2.sf(wald_chi2, dfw)) if dfw else float("nan")
         lr_p = float(sps.chi2.sf(chi2, df)) if df else float("nan")
-        # (quasi-)separation: a cell fitted at p = 0 or 1 (e.g. an agent that is always
-        # right) sends the coefficients and their SEs to infinity, and the Wald test to
-        # p ~ 1 whatever the data say (Hauck-Donner); the likelihood-ratio test stays valid
-        mu_f = np.asarray(res_f.mu)
-        separated = bool(np.any((mu_f < SEPARATION_EPS) | (mu_f > 1 - SEPARATION_EPS)))
-        use_wald = item_mode == "cluster" and not separated
+        use_wald = item_mode == "cluster"
+        name = term_name(term, prep.names)
+        if term_sep:
+            separated_terms.append(name)
+        part = float(np.var(eta_parts[term])) if term in eta_parts else math.nan
         rows.append(
             {
-                "term": term_name(term, prep.names),
+                "term": name,
                 "sum_sq": chi2,
                 "df": df,
                 "F": None,
@@ -115,49 +155,143 @@ def fit_binomial(prob: Problem) -> Fit:
                 "lr_p": lr_p,
                 "wald_chi2": wald_chi2,
                 "wald_p": wald_p,
-                "p_test": "wald-cluster" if use_wald else "lr",
-                "separation": separated,
+                "p_test": ("wald-cluster" if use_wald else "lr")
+                + ("-firth" if firth else ""),
+                "separation": term_sep,
+                "deviance_r2": chi2 / null_dev if null_dev > 0 else None,
+                "partial_deviance_r2": chi2 / (chi2 + full.dev) if chi2 + full.dev > 0
+                else None,
+                "latent_r2": part / (var_eta + LATENT_RESIDUAL),
+                "partial_latent_r2": part / (part + LATENT_RESIDUAL),
             }
         )
     item_ss = None
     if item_mode == "fixed":
-        dev_noitem, rank_noitem, _ = fit(columns(mats, terms))
-        item_ss = max(dev_noitem - dev_all, 0.0)
-        df_item = rank_all - rank_noitem
+        noitem = fit(columns(mats, terms))
+        item_ss = max(noitem.dev - full.dev, 0.0)
+        df_item = full.rank - noitem.rank
         p_lr = float(sps.chi2.sf(item_ss, df_item)) if df_item else float("nan")
         rows.append(
             {
-                "term": "item",
-                "sum_sq": item_ss,
-                "df": df_item,
-                "F": None,
-                "p": p_lr,
-                "partial_eta2": None,
-                "omega2": None,
-                "chi2": item_ss,
-                "lr_p": p_lr,
-                "wald_chi2": None,
-                "wald_p": None,
-                "p_test": "lr",
-                "separation": False,
+                "term": "item", "sum_sq": item_ss, "df": df_item, "F": None, "p": p_lr,
+                "partial_eta2": None, "omega2": None, "chi2": item_ss, "lr_p": p_lr,
+                "wald_chi2": None, "wald_p": None, "p_test": "lr", "separation": False,
+                "deviance_r2": item_ss / null_dev if null_dev > 0 else None,
+                "partial_deviance_r2": None, "latent_r2": None, "partial_latent_r2": None,
             }
         )
-    rows.append(residual_row(dev_all, N - rank_all))
-    b_full = np.asarray(res_all.params)
-    V_full = cov(res_all, all_cols)
+    rows.append(residual_row(full.dev, N - full.rank))
+    V_full = cov(full, all_cols)
     keep = columns(mats, terms)
     b = np.zeros(base_p)
     V = np.zeros((base_p, base_p))
-    b[keep] = b_full[: len(keep)]
+    b[keep] = full.params[: len(keep)]
     V[np.ix_(keep, keep)] = V_full[: len(keep), : len(keep)]
+    sep_cells = _separated_cells(prep, sep_rows) if item_mode != "fixed" else []
     info = {
-        "deviance": dev_all,
+        "deviance": full.dev,
         "null_deviance": null_dev,
-        "df_resid": N - rank_all,
-        "pseudo_r2": 1 - dev_all / null_dev if null_dev > 0 else None,
-        "aic": dev_all + 2 * rank_all,
-        "converged": bool(getattr(res_all, "converged", True)),
+        "df_resid": N - full.rank,
+        "pseudo_r2": 1 - full.dev / null_dev if null_dev > 0 else None,
+        "aic": full.dev + 2 * full.rank,
+        "converged": full.converged,
+        "estimation": "firth" if firth else "ml",
+        "separation": {
+            "detected": firth,
+            "terms": separated_terms,
+            "cells": sep_cells,
+            "n_rows": int(sep_rows.sum()),
+            "method": "linear program (Konis 2007)",
+            "action": (
+                "Firth-penalised logistic fit (Heinze & Schemper 2002) for every model; "
+                + ("p-values: item-clustered Wald tests on the Firth estimates"
+                   if item_mode == "cluster" else "p-values: penalised likelihood-ratio tests")
+            ) if firth else None,
+        },
+        "latent_variance": {"fixed": var_eta, "residual": LATENT_RESIDUAL},
     }
-    return Fit(rows, b, V, math.inf, dev_all, null_dev, item_ss, info)
+    return Fit(rows, b, V, math.inf, full.dev, null_dev, item_ss, info)
 
 
+def _eta_parts(mats: Any, terms: list[Any], params: np.ndarray, prep: Any) -> dict[Any, Any]:
+    """Each term's contribution to the linear predictor, per observation (latent scale)."""
+    keep = columns(mats, terms)
+    b = np.zeros(mats.cell_X.shape[1])
+    b[keep] = params[: len(keep)]
+    weights = prep.cells.get_column("n").to_numpy().astype(float)
+    out = {}
+    for t in terms:
+        sl = mats.slices[t]
+        contrib = mats.cell_X[:, sl] @ b[sl]
+        out[t] = np.repeat(contrib, weights.astype(int))
+    return out
+
+
+def _separated_cells(prep: Any, rows: np.ndarray) -> list[str]:
+    cols = [f"_f{i}" for i in range(len(prep.names))]
+    labels = []
+    for hit, row in zip(rows, prep.cells.select(cols).iter_rows(), strict=True):
+        if hit:
+            labels.append(", ".join(f"{n}={v}" for n, v in zip(prep.names, row, strict=True)))
+    return labels
+
+
+def fit_glmm(prob: Problem) -> Fit:
+    """Logit GLMM, random intercept per item (and per seed, when ``_seed`` is in the data)."""
+    prep, mats, terms = prob.prep, prob.mats, prob.terms
+    if "_item" not in prep.work.columns:
+        raise ValueError("item_mode='random' needs an item column")
+    import polars as pl
+
+    fcols = [f"_f{i}" for i in range(len(prep.names))]
+    raw = prep.work.join(prep.cells.select([*fcols, "_cell"]), on=fcols, how="left")
+    cols = columns(mats, terms)
+    X = mats.cell_X[raw.get_column("_cell").to_numpy()][:, cols]
+    y = raw.get_column("_y").to_numpy()
+    groups: dict[str, Any] = {"item": raw.get_column("_item").to_numpy()}
+    if "_seed" in raw.columns and raw.get_column("_seed").n_unique() > 1:
+        groups["seed"] = raw.get_column("_seed").cast(pl.String).to_numpy()
+    res = binomial_glmm(y, X, groups)
+    p = mats.cell_X.shape[1]
+    b = np.zeros(p)
+    V = np.zeros((p, p))
+    b[cols] = res["coef"]
+    V[np.ix_(cols, cols)] = res["cov"]
+    eta_parts = _eta_parts(mats, terms, res["coef"], prep)
+    var_eta = float(np.var(sum(eta_parts.values()))) if eta_parts else 0.0
+    comps = res["variances"]
+    total = var_eta + sum(comps.values()) + LATENT_RESIDUAL
+    rows = []
+    for term in terms:
+        sl = list(range(mats.slices[term].start, mats.slices[term].stop))
+        chi2, dfw = wald(b, V, sl)
+        part = float(np.var(eta_parts[term]))
+        rows.append({
+            "term": term_name(term, prep.names), "sum_sq": None, "df": dfw, "F": None,
+            "p": float(sps.chi2.sf(chi2, dfw)) if dfw else float("nan"),
+            "partial_eta2": None, "omega2": None, "chi2": None, "lr_p": None,
+            "wald_chi2": chi2, "wald_p": float(sps.chi2.sf(chi2, dfw)) if dfw else None,
+            "p_test": "wald-glmm", "separation": False,
+            "deviance_r2": None, "partial_deviance_r2": None,
+            "latent_r2": part / total, "partial_latent_r2": part / (part + LATENT_RESIDUAL),
+        })
+    rows.append(residual_row(None, prep.n_obs - len(cols)))  # type: ignore[arg-type]
+    mu = expit(X @ res["coef"])
+    dev = bernoulli_deviance(y, np.ones_like(y), mu)
+    info = {
+        "estimation": "glmm",
+        "method": res["method"],
+        "latent_variance": {"fixed": var_eta, **{k: v for k, v in comps.items()},
+                            "residual": LATENT_RESIDUAL},
+        "item_variance": comps.get("item"),
+        "seed_variance": comps.get("seed"),
+        "icc": comps.get("item", 0.0) / total,
+        "converged": True,
+    }
+    shares = {t: float(np.var(eta_parts[t])) for t in terms}
+    info["latent_shares"] = {
+        **{term_name(t, prep.names): v / total for t, v in shares.items()},
+        **{k: v / total for k, v in comps.items()},
+        "Residual": LATENT_RESIDUAL / total,
+    }
+    return Fit(rows, b, V, math.inf, dev, dev, None, info)

@@ -6,6 +6,7 @@ hand back the same ANOVA rows and coefficient summary, so ``analyze`` can treat 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,11 +78,23 @@ class Fit:
 
 
 def anova_row(
-    term: str, ss: float, df: int, F: float, p: float, rss: float, mse: float, total: float
+    term: str, ss: float, df: int, F: float, p: float, rss: float, mse: float, total: float,
+    n_obs: int | None = None,
 ) -> dict[str, Any]:
-    """One ANOVA row with partial eta^2 and omega^2 (floored at 0)."""
+    """One ANOVA row with its effect sizes, each named for what it is.
+
+    ``eta2`` = SS / SS_total and ``omega2`` = (SS - df MSE) / (SS_total + MSE) are the
+    non-partial ones (shares of all the variance); ``partial_eta2`` = SS / (SS + SS_resid)
+    and ``partial_omega2`` = (SS - df MSE) / (SS + (N - df) MSE) the partial ones (the
+    term against the residual only; Olejnik & Algina 2003). Omega^2 is floored at 0.
+    """
     partial = ss / (ss + rss) if ss + rss > 0 else float("nan")
+    eta = ss / total if total > 0 else float("nan")
     omega = max((ss - df * mse) / (total + mse), 0.0) if total + mse > 0 else float("nan")
+    partial_omega = float("nan")
+    if n_obs is not None and math.isfinite(mse):
+        denom = ss + (n_obs - df) * mse
+        partial_omega = max((ss - df * mse) / denom, 0.0) if denom > 0 else float("nan")
     return {
         "term": term,
         "sum_sq": ss,
@@ -90,6 +103,8 @@ def anova_row(
         "p": p,
         "partial_eta2": partial,
         "omega2": omega,
+        "eta2": eta,
+        "partial_omega2": partial_omega,
     }
 
 

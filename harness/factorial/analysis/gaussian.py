@@ -115,7 +115,8 @@ def fit_gaussian(prob: Problem) -> Fit:
         else:
             F = (ss / df) / mse if df and mse > 0 else float("nan")
             p = float(sps.f.sf(F, df, df_res)) if df and mse > 0 else float("nan")
-        rows.append(anova_row(term_name(term, prep.names), ss, df, F, p, rss_all, mse, total_ss))
+        rows.append(anova_row(term_name(term, prep.names), ss, df, F, p, rss_all, mse, total_ss,
+                             N))
 
     item_ss = None
     if use_groups:
@@ -129,7 +130,7 @@ def fit_gaussian(prob: Problem) -> Fit:
                 p = float(sps.f.sf(F, df_item, df_res)) if df_item and mse > 0 else float("nan")
             else:
                 F, p = float("nan"), float("nan")
-            rows.append(anova_row("item", item_ss, df_item, F, p, rss_all, mse, total_ss))
+            rows.append(anova_row("item", item_ss, df_item, F, p, rss_all, mse, total_ss, N))
     rows.append(residual_row(rss_all, df_res))
     info.update(
         {"df_resid": df_res, "mse": mse, "r2": 1 - rss_all / total_ss if total_ss else None}

@@ -5,6 +5,7 @@ Why apart from the ANOVA: these read cell means of the model factor, not the fit
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 from typing import Any
@@ -14,7 +15,14 @@ import polars as pl
 from scipy import stats as sps
 
 from harness.factorial.analysis.prepare import Prepared
-from harness.stats import items_needed, kendall_tau, kendall_w
+from harness.stats import (
+    item_bootstrap,
+    items_needed,
+    kendall_tau,
+    kendall_w,
+    minimum_detectable_difference,
+    paired_difference_ci,
+)
 
 
 def setup_matrix(prep: Prepared, m: int, s: int) -> tuple[list[str], list[str], np.ndarray]:
@@ -27,51 +35,156 @@ def setup_matrix(prep: Prepared, m: int, s: int) -> tuple[list[str], list[str], 
     return models, setups, M
 
 
-def robustness(prep: Prepared, m: int) -> dict[str, Any]:
-    out: dict[str, Any] = {"model_factor": prep.names[m], "setup_factors": {}}
+def item_setup_array(prep: Prepared, m: int, s: int) -> np.ndarray | None:
+    """(items, models, setup levels) per-item means, each the equal-weight average of the
+    item's cell means over the other factors (NaN where the item has no such cell); the
+    column means over items are :func:`setup_matrix` in a balanced design."""
+    if prep.groups is None:
+        return None
+    cells = prep.cells.select("_cell", f"_f{m}", f"_f{s}")
+    tab = (
+        prep.groups.join(cells, on="_cell")
+        .group_by(["_item_idx", f"_f{m}", f"_f{s}"])
+        .agg(pl.col("mean").mean())
+    )
+    models, setups = prep.levels[m], prep.levels[s]
+    out = np.full((len(prep.items), len(models), len(setups)), np.nan)
+    mi = {v: i for i, v in enumerate(models)}
+    si = {v: i for i, v in enumerate(setups)}
+    for item, mv, sv, val in tab.rows():
+        out[item, mi[mv], si[sv]] = val
+    return out
+
+
+def _stats_of(M: np.ndarray, pairs: list[tuple[int, int]], complete: np.ndarray) -> np.ndarray:
+    """Per resample (B, models, setups): spread and CPS per model, Kendall W, tau per pair."""
+    with np.errstate(invalid="ignore"):
+        mx = np.nanmax(M, axis=2)
+        mn = np.nanmin(M, axis=2)
+        avg = np.nanmean(M, axis=2)
+    spread = mx - mn
+    cps = (1 - (mx - avg)) * mx
+    k = M.shape[1]
+    extra = np.full((M.shape[0], 1 + len(pairs)), np.nan)
+    if k >= 2 and complete.sum() >= 2:
+        for b in range(M.shape[0]):
+            sub = M[b][:, complete]
+            if np.isnan(sub).any():
+                continue
+            extra[b, 0] = kendall_w(sps.rankdata(-sub, axis=0).T)
+            for j, (ja, jb) in enumerate(pairs):
+                extra[b, 1 + j] = kendall_tau(M[b, :, ja], M[b, :, jb])
+    return np.hstack([spread, cps, extra])
+
+
+def robustness(
+    prep: Prepared, m: int, level: float = 0.95, n_boot: int = 1000, seed: int = 0
+) -> dict[str, Any]:
+    """Spread, CPS, Kendall W and tau of the model ranking across each setup factor, with
+    paired-over-items bootstrap CIs, and rank flips with and without a significance filter.
+
+    A rank flip (model a ahead at one setup level, b ahead at another) counts as
+    *distinguishable* only when both differences have paired-by-item t intervals at
+    ``level`` that exclude zero; ``rank_flips`` lists every flip of the point estimates,
+    each marked ``distinguishable``. Spread (max - min of noisy means) is biased upward,
+    so its bootstrap CI and the bootstrap bias-corrected value (2 x observed - bootstrap
+    mean) are given alongside it.
+    """
+    out: dict[str, Any] = {"model_factor": prep.names[m], "setup_factors": {},
+                           "level": level, "n_boot": n_boot,
+                           "bootstrap": "paired over items" if prep.groups is not None
+                           else None}
     for s in range(len(prep.names)):
         if s == m or len(prep.levels[s]) < 2:
             continue
         models, setups, M = setup_matrix(prep, m, s)
+        complete = np.all(np.isfinite(M), axis=0)
+        kept = [j for j in range(len(setups)) if complete[j]]
+        pairs = list(itertools.combinations(kept, 2))
+        items = item_setup_array(prep, m, s)
+        observed = _stats_of(M[None], pairs, complete)[0]
+        lo = hi = boot_mean = np.full_like(observed, np.nan)
+        if items is not None and items.shape[0] >= 2:
+            boot = item_bootstrap(
+                items, functools.partial(_stats_of, pairs=pairs, complete=complete),
+                n_boot=n_boot, level=level, seed=seed,
+            )
+            lo, hi, boot_mean = boot.lo, boot.hi, boot.mean
+        k = len(models)
+
+        def ci(j: int, lo: np.ndarray = lo, hi: np.ndarray = hi) -> list[float | None]:
+            return [_num(lo[j]), _num(hi[j])]
+
         per_model = {}
         for i, mv in enumerate(models):
-            row = M[i][np.isfinite(M[i])]
-            if row.size == 0:
+            if not np.isfinite(M[i]).any():
                 continue
-            maxp, avgp = float(row.max()), float(row.mean())
+            row = M[i][np.isfinite(M[i])]
             per_model[mv] = {
-                "spread": maxp - float(row.min()),
-                "max": maxp,
-                "avg": avgp,
-                "cps": (1 - (maxp - avgp)) * maxp,
+                "spread": float(observed[i]),
+                "spread_ci": ci(i),
+                "spread_bias_corrected": _num(max(2 * observed[i] - boot_mean[i], 0.0))
+                if np.isfinite(boot_mean[i]) else None,
+                "max": float(row.max()),
+                "avg": float(row.mean()),
+                "cps": float(observed[k + i]),
+                "cps_ci": ci(k + i),
             }
-        complete = M[:, np.all(np.isfinite(M), axis=0)]
         entry: dict[str, Any] = {
             "per_model": per_model,
-            "kendall_w": None,
-            "kendall_tau": [],
+            "kendall_w": _num(observed[2 * k]),
+            "kendall_w_ci": ci(2 * k),
+            "kendall_tau": [
+                {"a": setups[ja], "b": setups[jb], "tau": _num(observed[2 * k + 1 + j]),
+                 "tau_ci": ci(2 * k + 1 + j)}
+                for j, (ja, jb) in enumerate(pairs)
+            ],
             "rank_flips": [],
         }
-        if len(models) >= 2 and complete.shape[1] >= 2:
-            ranks = np.apply_along_axis(sps.rankdata, 0, -complete)
-            entry["kendall_w"] = float(kendall_w(ranks.T))
-        kept = [sv for j, sv in enumerate(setups) if np.all(np.isfinite(M[:, j]))]
-        for (ja, a), (jb, b) in itertools.combinations(enumerate(setups), 2):
-            if a in kept and b in kept and len(models) >= 2:
-                entry["kendall_tau"].append(
-                    {"a": a, "b": b, "tau": float(kendall_tau(M[:, ja], M[:, jb]))}
-                )
         for (ia, ma), (ib, mb) in itertools.combinations(enumerate(models), 2):
             diff = M[ia] - M[ib]
             first = [setups[j] for j in range(len(setups)) if diff[j] > 0]
             second = [setups[j] for j in range(len(setups)) if diff[j] < 0]
-            if first and second:
-                entry["rank_flips"].append(
-                    {"models": [ma, mb], "first_ahead_at": first, "second_ahead_at": second}
-                )
+            if not (first and second):
+                continue
+            sig = _significant_sides(items, ia, ib, level) if items is not None else None
+            entry["rank_flips"].append({
+                "models": [ma, mb], "first_ahead_at": first, "second_ahead_at": second,
+                "distinguishable": bool(sig and sig[0] and sig[1]),
+                "first_ahead_significantly_at": [setups[j] for j in sig[0]] if sig else None,
+                "second_ahead_significantly_at": [setups[j] for j in sig[1]] if sig else None,
+            })
         entry["n_rank_flips"] = len(entry["rank_flips"])
+        entry["n_rank_flips_distinguishable"] = (
+            sum(f["distinguishable"] for f in entry["rank_flips"]) if items is not None
+            else None
+        )
         out["setup_factors"][prep.names[s]] = entry
     return out
+
+
+def _num(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+def _significant_sides(
+    items: np.ndarray, ia: int, ib: int, level: float
+) -> tuple[list[int], list[int]]:
+    """Setup levels where a - b (paired by item) is distinguishably > 0, and < 0."""
+    ahead, behind = [], []
+    for j in range(items.shape[2]):
+        a, b = items[:, ia, j], items[:, ib, j]
+        ok = np.isfinite(a) & np.isfinite(b)
+        if ok.sum() < 2:
+            continue
+        est = paired_difference_ci(a[ok], b[ok], level=level)
+        if not np.isfinite(est.lo):
+            continue
+        if est.lo > 0:
+            ahead.append(j)
+        elif est.hi < 0:
+            behind.append(j)
+    return ahead, behind
 
 
 def pick_pair(prep: Prepared, m: int, compare: Sequence[str] | None) -> tuple[str, str]:
@@ -163,6 +276,8 @@ def power_analysis(
     observed = float(d.mean())
     target = abs(diff if diff is not None else observed)
     needed = items_needed(target, sd, alpha=alpha, power=power) if target > 0 and sd > 0 else None
+    mdd = minimum_detectable_difference(wide.height, sd, alpha=alpha, power=power) if sd > 0 \
+        else None
     return {
         **out,
         "observed_diff": observed,
@@ -170,6 +285,10 @@ def power_analysis(
         "n_items": wide.height,
         "target_diff": target,
         "items_needed": needed,
+        "mdd": mdd,
+        "mdd_note": f"smallest paired difference {wide.height} items detect with power "
+                    f"{power} at alpha {alpha} (paired t, sd of per-item differences from "
+                    "these data)",
     }
 
 

@@ -21,10 +21,13 @@ from harness.stats import (
     paired_difference_ci,
     paired_t_p_value,
     two_sided_p,
+    wilson_interval,
 )
 
 
 def emm_L(mats: Matrices, term: Term) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """Balanced-grid contrast rows for ``term``'s levels (every factor level combination
+    weighted equally): the model contrasts behind model-based pairwise comparisons."""
     keys = [tuple(row) for row in mats.grid_codes[:, list(term)]]
     uniq = sorted(set(keys))
     pos = {k: i for i, k in enumerate(uniq)}
@@ -34,40 +37,81 @@ def emm_L(mats: Matrices, term: Term) -> tuple[list[tuple[int, ...]], np.ndarray
     return uniq, L
 
 
+def _observed_cells(prep: Prepared, term: Term) -> dict[tuple[str, ...], list[int]]:
+    """``term``'s levels -> the observed cells (row indices of ``prep.cells``) at them."""
+    out: dict[tuple[str, ...], list[int]] = {}
+    cols = [f"_f{i}" for i in term]
+    for c, row in enumerate(prep.cells.select(cols).iter_rows()):
+        out.setdefault(tuple(str(v) for v in row), []).append(c)
+    return out
+
+
+def _groups_per_cell(prep: Prepared) -> np.ndarray:
+    """Independent units behind each cell: distinct items (cell x item groups) when there
+    is an item column, else observations (caps the effective n of a proportion)."""
+    if prep.groups is not None:
+        counts = prep.groups.group_by("_cell").len().sort("_cell")
+        out = np.zeros(prep.cells.height)
+        out[counts.get_column("_cell").to_numpy()] = counts.get_column("len").to_numpy()
+        return out
+    return prep.cells.get_column("n").to_numpy().astype(float)
+
+
 def marginal_means(
     prep: Prepared, mats: Matrices, fit: Fit, terms: list[Term], family: Family, level: float
 ) -> pl.DataFrame:
+    """Estimated marginal means on the response scale, one row per level of each term.
+
+    A level's mean is the model's prediction averaged over the *observed* cells at that
+    level, each cell weighted equally (balanced over the cells run: in a full factorial
+    the usual balanced EMM, in a fraction no unrun cell is extrapolated). Binomial fits
+    average fitted probabilities, never logits, so a separated cell (an oracle fitted
+    near 1) moves a mean by at most its share of the cells. The standard error is the
+    delta method with the fit's covariance; the interval is :func:`harness.stats.
+    wilson_interval` on the effective sample size ``p(1-p) / max(se^2, v_bin)``, with
+    ``v_bin`` the variance the level would have if each item of each cell were one
+    independent trial (the design effect floored at 1), so it stays inside [0, 1], and a
+    level whose every cell sits at 0 or 1 gets the Wilson interval for its item count
+    rather than a zero-width one. Gaussian
+    fits get the t (normal) interval.
+    """
     q = critical_value(fit.df, level)
-    counts = prep.cells
+    cell_n = prep.cells.get_column("n").to_numpy()
+    units = _groups_per_cell(prep)
+    eta = mats.cell_X @ fit.b
     records = []
     for term in terms:
-        uniq, L = emm_L(mats, term)
-        est = L @ fit.b
-        se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", L, fit.V, L), 0))
-        n_by = counts.group_by([f"_f{i}" for i in term]).agg(pl.col("n").sum()).rows()
-        n_lookup = {tuple(r[:-1]): r[-1] for r in n_by}
-        for key, e, s_ in zip(uniq, est, se, strict=True):
-            lv = tuple(prep.levels[i][j] for i, j in zip(term, key, strict=True))
-            lo, hi = e - q * s_, e + q * s_
-            row = {
-                "term": term_name(term, prep.names),
-                "level": ":".join(lv),
-                "estimate": float(e),
-                "se": float(s_),
-                "lo": float(lo),
-                "hi": float(hi),
-                "n": int(n_lookup.get(lv, 0)),
-            }
+        found = _observed_cells(prep, term)
+        order = sorted(found, key=lambda k: [prep.levels[i].index(v)
+                                             for i, v in zip(term, k, strict=True)])
+        for key in order:
+            cells = found[key]
+            Xc = mats.cell_X[cells]
+            row = {"term": term_name(term, prep.names), "level": ":".join(key),
+                   "n": int(cell_n[cells].sum())}
             if family == "binomial":
-                row.update(
-                    estimate=float(expit(e)),
-                    lo=float(expit(lo)),
-                    hi=float(expit(hi)),
-                    link_estimate=float(e),
-                    link_se=float(s_),
-                )
+                mu = expit(eta[cells])
+                p = float(mu.mean())
+                grad = (mu * (1 - mu)) @ Xc / len(cells)
+                se = float(np.sqrt(max(grad @ fit.V @ grad, 0.0)))
+                # variance if every unit (item of a cell) were one independent trial: the
+                # floor of the design effect (Korn & Graubard 1998), per cell as averaged
+                v_bin = float(np.sum(mu * (1 - mu) / units[cells])) / len(cells) ** 2
+                var = max(se**2, v_bin)
+                n_eff = (float(units[cells].sum()) if var <= 0 or p in (0.0, 1.0)
+                         else p * (1 - p) / var)
+                lo, hi = wilson_interval(min(max(p, 0.0), 1.0), max(n_eff, 1.0), level)
+                link = float(np.log(p / (1 - p))) if 0 < p < 1 else float("nan")
+                row.update(estimate=p, se=se, lo=lo, hi=hi, link_estimate=link,
+                           link_se=se / (p * (1 - p)) if 0 < p < 1 else float("nan"),
+                           n_eff=n_eff)
+            else:
+                L = Xc.mean(axis=0)
+                e = float(L @ fit.b)
+                se = float(np.sqrt(max(L @ fit.V @ L, 0.0)))
+                row.update(estimate=e, se=se, lo=e - q * se, hi=e + q * se)
             records.append(row)
-    return pl.DataFrame(records)
+    return pl.DataFrame(records, infer_schema_length=None)
 
 
 def effects(mats: Matrices, fit: Fit, family: Family, level: float) -> pl.DataFrame:

@@ -31,6 +31,7 @@ from harness.factorial.report.sections import (
     clean,
     design_section,
     effects_section,
+    report_notes,
     run_analysis,
 )
 from harness.factorial.study import STUDY_COPY, Study, load_study
@@ -130,8 +131,12 @@ def report_data(
         values = frame.filter(pl.col("score_key") == key) if key else frame
         binary = values.get_column(response).drop_nulls().is_in([0.0, 1.0]).all()
         family = "binomial" if binary else "gaussian"
+    seeded = ("replicate_seed" in frame.columns
+              and frame.get_column("replicate_seed").drop_nulls().n_unique() > 1)
     spec = Spec(response=response, score_key=key, factors=names, item=item, order=order,
-                 family=family, item_mode=item_mode, anova_type=anova_type)
+                 family=family, item_mode=item_mode, anova_type=anova_type,
+                 seed="replicate_seed" if seeded and family == "binomial"
+                 and item_mode == "random" else None)
     in_study = pl.all_horizontal([pl.col(f).is_not_null() for f in names])
     scored = frame.filter(in_study & (pl.col("score_key") == key if key else pl.lit(True)))
     if scored.is_empty():
@@ -171,6 +176,7 @@ def report_data(
         "design": design,
         "cell_results": cells,
         "effects": clean(effects_section(scored, spec, level_order)),
+        "notes": report_notes(scored, spec, analysis),
         "analysis": analysis,
         "analysis_error": analysis_error,
         "attribution": clean(attribution_section(analysis, cells, spec)),

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 """Version of ``report.json``'s layout; bumped (major) when a field changes meaning."""
 
 DEFAULT_RESPONSE = "score_value"
@@ -30,6 +30,7 @@ class Spec:
     family: str = "gaussian"
     item_mode: str | None = None
     anova_type: int = 2
+    seed: str | None = None
 
 
 

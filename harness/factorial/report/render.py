@@ -86,6 +86,9 @@ def render_markdown(data: Mapping[str, Any], tables: list[Table]) -> str:
         f"interactions up to order {resp['order']}.", "",
         "## Attribution", "", data["attribution"]["statement"], "",
     ]
+    if data.get("notes"):
+        lines += ["## How the numbers were computed", ""]
+        lines += [f"- {note}" for note in data["notes"]] + [""]
     if data.get("analysis_error"):
         lines += [f"**Analysis not available:** {data['analysis_error']}", ""]
     if data.get("identification"):

@@ -40,13 +40,19 @@ def clean(value: Any) -> Any:
     return str(value)
 
 
-def estimate(values: Sequence[float], clusters: Sequence[str]) -> dict[str, Any]:
-    """Mean and item-clustered CI of one group's scores (via :func:`harness.stats.mean_ci`)."""
-    from harness.stats import mean_ci
+def estimate(values: Sequence[float], clusters: Sequence[str],
+             binary: bool = False) -> dict[str, Any]:
+    """Mean and item-clustered CI of one group's scores: for 0/1 scores the clustered
+    Wilson interval (:func:`harness.stats.binary_mean_ci`, inside [0, 1] and never of
+    zero width), else the clustered t interval (:func:`harness.stats.mean_ci`)."""
+    from harness.stats import binary_mean_ci, mean_ci
 
     if not values:
         return {"mean": None, "se": None, "ci_lower": None, "ci_upper": None}
-    est = mean_ci(list(values), cluster=list(clusters))
+    if binary:
+        est = binary_mean_ci(list(values), cluster=list(clusters))
+    else:
+        est = mean_ci(list(values), cluster=list(clusters))
     return {
         "mean": clean(float(est.estimate)),
         "se": clean(float(est.se)),
@@ -64,11 +70,18 @@ def group_estimates(
         .group_by(keys)
         .agg(pl.col(spec.response).cast(pl.Float64), pl.col(spec.item).cast(pl.String))
     )
+    binary = is_binary_response(scored, spec)
     out = []
     for row in grouped.iter_rows(named=True):
         levels = {k: row[k] for k in keys}
-        out.append((levels, estimate(row[spec.response], row[spec.item])))
+        out.append((levels, estimate(row[spec.response], row[spec.item], binary)))
     return out
+
+
+def is_binary_response(scored: pl.DataFrame, spec: Spec) -> bool:
+    """Every scored value is 0 or 1 (then every mean is a proportion)."""
+    values = scored.get_column(spec.response).drop_nulls()
+    return bool(len(values)) and bool(values.is_in([0.0, 1.0]).all())
 
 
 
@@ -170,8 +183,49 @@ def run_analysis(scored: pl.DataFrame, spec: Spec) -> tuple[dict | None, str | N
         result = analyze(data, response=spec.response, factors=varying, item=spec.item,
                          family=spec.family,  # type: ignore[arg-type]
                          order=spec.order, item_mode=spec.item_mode,  # type: ignore[arg-type]
-                         anova_type=spec.anova_type)
+                         anova_type=spec.anova_type, seed=spec.seed)
     except Exception as exc:  # a failed fit must not lose the design and cell tables
         return None, f"{type(exc).__name__}: {exc}"
     return clean(result.to_dict()), None
 
+
+
+def report_notes(scored: pl.DataFrame, spec: Spec, analysis: Mapping[str, Any] | None
+                 ) -> list[str]:
+    """Sentences saying how the report's numbers were computed where it matters: the
+    interval for proportions, separation and what was done about it, alias chains, the
+    marginal means' weighting and scale, the effect sizes."""
+    notes = []
+    if is_binary_response(scored, spec):
+        notes.append(
+            "Scores are 0/1: cell and level CIs are Wilson intervals on the item-clustered "
+            "effective sample size (Korn & Graubard 1998), inside [0, 1]; a cell with no "
+            "variance (all 0 or all 1) gets the Wilson interval for its number of items.")
+    model = (analysis or {}).get("model") or {}
+    sep = model.get("separation") or {}
+    if sep.get("detected"):
+        cells = sep.get("cells") or []
+        notes.append(
+            "Separation: the logit model fits "
+            + (f"{len(cells)} cell(s) ({'; '.join(cells)})" if cells else "some rows")
+            + " exactly at 0 or 1, so maximum-likelihood estimates do not exist (terms "
+            f"affected: {', '.join(sep.get('terms') or [])}). "
+            + str(sep.get("action") or "") + ".")
+    if model.get("aliases"):
+        notes.append("Aliased terms (indistinguishable on the cells run) are fitted once and "
+                     "named by their chain: " + "; ".join(model["aliases"]) + ".")
+    if model.get("family") == "binomial" and model.get("estimation") != "glmm":
+        notes.append(
+            "Estimated marginal means are fitted probabilities averaged over the observed "
+            "cells at each level (equal weight per cell), on the response scale; under "
+            "separation the Firth fit pulls an all-0/all-1 cell slightly toward 1/2.")
+    elif model:
+        notes.append(f"Estimated marginal means: {model.get('emm_weights')}.")
+    if model.get("effect_sizes"):
+        notes.append(f"Effect sizes: {model['effect_sizes']}.")
+    if model.get("estimation") == "glmm":
+        notes.append("Logit GLMM with random item intercepts"
+                     + (" and a seed component" if model.get("seed_variance") is not None
+                        else "") + f" ({model.get('method')}); variance shares are on the "
+                     "latent (logit) scale with residual pi^2/3.")
+    return notes

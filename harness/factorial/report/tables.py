@@ -94,34 +94,53 @@ def generic_tables(key: str, title: str, value: Any) -> list[Table]:
     return [Table(key, title, ["value"], [[value]])]
 
 
+def _ci(pair: Any) -> str | None:
+    if not isinstance(pair, list | tuple) or len(pair) != 2 or None in pair:
+        return None
+    return f"[{fmt(pair[0])}, {fmt(pair[1])}]"
+
+
 def robustness_tables(robustness: Any) -> list[Table]:
-    """Spread/CPS per model and setup factor, plus rank agreement and rank flips."""
+    """Spread/CPS per model and setup factor with bootstrap CIs, rank agreement, rank flips
+    (all, and only those whose both differences are distinguishable from noise)."""
     setups = robustness.get("setup_factors") if isinstance(robustness, Mapping) else None
     if not isinstance(setups, Mapping) or not setups:
         return generic_tables("robustness", "Robustness", robustness)
     model = robustness.get("model_factor", "model")
-    per_model, agreement = [], []
+    level = robustness.get("level", 0.95)
+    per_model, agreement, flips_rows = [], [], []
     for setup, entry in setups.items():
-        for level, stats in (entry.get("per_model") or {}).items():
-            per_model.append([setup, level, stats.get("spread"), stats.get("max"),
-                              stats.get("avg"), stats.get("cps")])
-        flips = ["{} vs {}: {} ahead at {}; {} ahead at {}".format(
-            *f["models"][:2], f["models"][0], ", ".join(f["first_ahead_at"]),
-            f["models"][1], ", ".join(f["second_ahead_at"]))
-            for f in entry.get("rank_flips") or []]
-        taus = ["{}~{}: {}".format(t["a"], t["b"], fmt(t["tau"]))
-                for t in entry.get("kendall_tau") or []]
-        agreement.append([setup, entry.get("kendall_w"), "; ".join(taus) or None,
-                          entry.get("n_rank_flips"), "; ".join(flips) or None])
-    return [
+        for lv, st in (entry.get("per_model") or {}).items():
+            per_model.append([setup, lv, st.get("spread"), _ci(st.get("spread_ci")),
+                              st.get("spread_bias_corrected"), st.get("max"), st.get("avg"),
+                              st.get("cps"), _ci(st.get("cps_ci"))])
+        taus = ["{}~{}: {} {}".format(t["a"], t["b"], fmt(t["tau"]), _ci(t.get("tau_ci")) or "")
+                .strip() for t in entry.get("kendall_tau") or []]
+        agreement.append([setup, entry.get("kendall_w"), _ci(entry.get("kendall_w_ci")),
+                          "; ".join(taus) or None, entry.get("n_rank_flips"),
+                          entry.get("n_rank_flips_distinguishable")])
+        for f in entry.get("rank_flips") or []:
+            a, b = f["models"][:2]
+            flips_rows.append([setup, f"{a} vs {b}", ", ".join(f["first_ahead_at"]),
+                               ", ".join(f["second_ahead_at"]), f.get("distinguishable")])
+    tables = [
         Table("robustness.per_model", f"Robustness of {model} across setup factors",
-              ["setup factor", model, "spread", "max", "avg", "CPS"], per_model,
-              note="spread = max - min over the setup factor's levels; "
-                   "CPS = (1 - (max - avg)) * max."),
+              ["setup factor", model, "spread", "spread CI", "spread (bias-corrected)", "max",
+               "avg", "CPS", "CPS CI"], per_model,
+              note="spread = max - min over the setup factor's levels (biased upward by "
+                   "noise: see the bias-corrected value); CPS = (1 - (max - avg)) * max. "
+                   f"CIs: {fmt(level)} percentile bootstrap, items resampled (paired)."),
         Table("robustness.rank_agreement", "Rank agreement",
-              ["setup factor", "Kendall W", "Kendall tau", "rank flips", "flipped pairs"],
-              agreement),
+              ["setup factor", "Kendall W", "W CI", "Kendall tau (CI)", "rank flips",
+               "distinguishable flips"], agreement,
+              note="A flip is distinguishable when both opposite differences have paired-by-"
+                   f"item {fmt(level)} CIs that exclude 0."),
     ]
+    if flips_rows:
+        tables.append(Table("robustness.rank_flips", "Rank flips",
+                            ["setup factor", "pair", "first ahead at", "second ahead at",
+                             "distinguishable"], flips_rows))
+    return tables
 
 
 def attribution_table(attribution: Mapping[str, Any]) -> list[Table]:
@@ -147,6 +166,10 @@ def attribution_table(attribution: Mapping[str, Any]) -> list[Table]:
     return []
 
 
+def _binary(data: Mapping[str, Any]) -> bool:
+    return any("Scores are 0/1" in n for n in data.get("notes") or [])
+
+
 def report_tables(data: Mapping[str, Any]) -> list[Table]:
     """Every table of the report, in reading order (the Markdown and HTML share them)."""
     factors: list[str] = data["response"]["factors"]
@@ -168,13 +191,29 @@ def report_tables(data: Mapping[str, Any]) -> list[Table]:
               [*factors, "mean", "CI lower", "CI upper", "n", "items", "errors"],
               [[*[c["levels"][f] for f in factors], c["mean"], c["ci_lower"], c["ci_upper"],
                 c["n"], c["n_items"], c["errors"]] for c in data["cell_results"]],
-              note="95% CIs clustered by item." + errored_note),
+              note=("95% CIs clustered by item: Wilson intervals on the effective sample "
+                    "size for 0/1 scores (a cell with no variance: Wilson for its items)."
+                    if _binary(data) else "95% CIs clustered by item.") + errored_note),
     ]
     analysis = data.get("analysis") or {}
     anova = anova_rows(analysis)
     if anova:
-        cols = ["term", "sum_sq", "df", "F", "p", "partial_eta2", "omega2"]
-        tables.append(Table("anova", "ANOVA", cols, [[r.get(c) for c in cols] for r in anova]))
+        binomial = (analysis.get("model") or {}).get("family") == "binomial"
+        if binomial:
+            cols = ["term", "chi2", "df", "p", "p_test", "separation", "deviance_r2",
+                    "partial_deviance_r2", "latent_r2", "partial_latent_r2"]
+            note = ("chi2: likelihood-ratio (penalised under Firth) deviance drop; p: the "
+                    "test named in p_test. deviance_r2 = chi2 / null deviance (non-partial), "
+                    "partial_deviance_r2 = chi2 / (chi2 + residual deviance); latent_r2 / "
+                    "partial_latent_r2: the term's share of the logit-scale variance "
+                    "(fixed + pi^2/3), non-partial / partial.")
+        else:
+            cols = ["term", "sum_sq", "df", "F", "p", "eta2", "partial_eta2", "omega2",
+                    "partial_omega2"]
+            note = ("eta2 = SS / SS_total and omega2 are non-partial; partial_eta2 = SS / "
+                    "(SS + SS_resid) and partial_omega2 are partial (term vs residual).")
+        tables.append(Table("anova", "ANOVA", cols, [[r.get(c) for c in cols] for r in anova],
+                            note=note))
     tables += generic_tables("variance_shares", "Variance shares",
                               analysis.get("variance_shares"))
     tables += generic_tables("marginal_means", "Estimated marginal means",

@@ -342,9 +342,10 @@ def test_errors_name_the_problem(tmp_path: Path) -> None:
         analyze(pl.DataFrame({"m": ["a", "b"], "s": [0.5, 1.0]}), "s", ["m"], item_mode="cluster")
 
 
-def test_binomial_cluster_falls_back_to_lr_test_under_separation() -> None:
-    """An always-right level separates the logit fit: the Wald p is meaningless (~1), so
-    the reported p must come from the likelihood-ratio test and say so."""
+def test_binomial_cluster_keeps_clustered_test_under_separation_via_firth() -> None:
+    """An always-right level separates the logit fit: the ML Wald p is meaningless (~1)
+    (Hauck-Donner). The engine detects it, fits Firth's penalised model, keeps the
+    item-clustered Wald test on the (finite) Firth estimates and says so."""
     import polars as pl
 
     from harness.factorial.analysis import analyze
@@ -358,5 +359,12 @@ def test_binomial_cluster_falls_back_to_lr_test_under_separation() -> None:
     result = analyze(pl.DataFrame(rows), "y", ["model", "style"], item="item",
                      family="binomial", item_mode="cluster").to_dict()
     model_row = next(r for r in result["anova"] if r["term"] == "model")
-    assert model_row["separation"] is True and model_row["p_test"] == "lr"
-    assert model_row["p"] == model_row["lr_p"] < 1e-10
+    assert model_row["separation"] is True and model_row["p_test"] == "wald-cluster-firth"
+    assert model_row["p"] == model_row["wald_p"] < 1e-10
+    assert model_row["lr_p"] < 1e-10  # the penalised LR test agrees
+    sep = result["model"]["separation"]
+    assert result["model"]["estimation"] == "firth" and sep["detected"]
+    assert sep["cells"] == ["model=oracle, style=a", "model=oracle, style=b"]
+    assert "Firth" in sep["action"] and "item-clustered" in sep["action"]
+    coef = {r["name"]: r for r in result["effects"]}
+    assert all(abs(r["estimate"]) < 10 and r["se"] < 10 for r in coef.values())

@@ -162,7 +162,11 @@ def test_cell_means_equal_independent_means(data: dict[str, Any], log_dir: Path)
     # the reference agents behave as documented: the oracle is always right
     for style in STYLES:
         oracle = cells[("arith-oracle", style)]
-        assert oracle["mean"] == 1.0 and oracle["ci_lower"] == oracle["ci_upper"] == 1.0
+        # 0/1 scores: a zero-variance cell gets the Wilson interval for its items, whose
+        # lower bound at n of n successes is n / (n + z^2) (Wilson 1927), never [1, 1]
+        z2 = 1.959963984540054**2
+        assert oracle["mean"] == 1.0 and oracle["ci_upper"] == 1.0
+        assert oracle["ci_lower"] == pytest.approx(N_ITEMS / (N_ITEMS + z2))
         assert cells[("arith-left-to-right", style)]["mean"] < 1.0
     assert data["data"]["n_rows_without_factors"] == 3
 
