@@ -17,6 +17,9 @@ import benchmarks.causalgame.policies  # noqa: F401
 import benchmarks.formulacode.formulacode  # noqa: F401
 import benchmarks.medversa.medversa  # noqa: F401
 import benchmarks.medversa.policies  # noqa: F401
+import benchmarks.methods.sika_gp.sika_gp  # noqa: F401
+import benchmarks.methods.tpg.tpg  # noqa: F401
+import benchmarks.methods.treca.treca  # noqa: F401
 import benchmarks.open_problems.open_problems  # noqa: F401
 import benchmarks.open_problems.policies  # noqa: F401
 import benchmarks.probes.esamp_arith  # noqa: F401

@@ -15,7 +15,7 @@ from harness.registry import Entry, entries, extra_available
 # how `harness list` has always grouped methods: the registry kind -> the listed kind
 _METHOD_KINDS: dict[str, str] = {
     "agent": "agent", "whitebox_method": "model", "model": "model", "editor": "editor",
-    "recipe": "recipe",
+    "recipe": "recipe", "plain_method": "plain",
 }
 
 
@@ -54,7 +54,7 @@ def _benchmarks() -> list[dict[str, Any]]:
 
 def _methods() -> list[dict[str, Any]]:
     rows = []
-    for kind in ("agent", "whitebox_method", "model", "editor", "recipe"):
+    for kind in ("agent", "whitebox_method", "model", "editor", "recipe", "plain_method"):
         for e in entries(kind):  # type: ignore[arg-type]
             if kind == "whitebox_method" and e.name == "plain":
                 continue  # the decode loop itself, not a method

@@ -12,6 +12,7 @@ decorator. Each package registers what it owns with a decorator at import time::
     @scripted_policy("arith-oracle")    harness.models.scripted
     @intervention("typo-noise", ...)    harness.factorial.interventions
     @stack_runner("inspect")            harness.factorial.stacks
+    @plain_method("tpg", family=...)    harness.plain_methods (a method task's plain method)
 
 Harness never imports ``benchmarks`` or ``methods``: those packages announce a module that
 imports all their registering modules through the ``evalsuite`` entry-point group
@@ -54,7 +55,7 @@ __all__ = [
 
 Kind = Literal[
     "benchmark", "agent", "whitebox_method", "editor", "model", "policy", "intervention",
-    "stack", "recipe",
+    "stack", "recipe", "plain_method",
 ]
 KINDS: tuple[str, ...] = get_args(Kind)
 

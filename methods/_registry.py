@@ -20,6 +20,9 @@ import methods.editors.medrek  # noqa: F401  (editor: medrek)
 import methods.editors.retrieval  # noqa: F401  (editor: retrieval)
 import methods.editors.simple  # noqa: F401  (editors: none, ike)
 import methods.models.esamp  # noqa: F401  (whitebox method: esamp)
+import methods.sika_gp.gps  # noqa: F401  (plain methods: sika, gp-inducing, gp-exact)
+import methods.tpg.estimators  # noqa: F401  (plain methods: tpg, dim)
+import methods.treca.rules  # noqa: F401  (plain methods: treca, treca-plugin)
 from harness.registry import declare, register
 
 declare("whitebox_method", "xkv", "methods.kv.xkv:XKV", extra="cpu",

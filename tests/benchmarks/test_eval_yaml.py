@@ -23,7 +23,8 @@ from harness.inspect_compat import registry_info_name
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED_LOGS = REPO / "leaderboards" / "published" / "logs"
 FOLDERS = ["arithmetic", "causalgame", "formulacode", "medversa", "open_problems", "probes",
-           "worldtravel", "worldtravel_webscape"]
+           "worldtravel", "worldtravel_webscape", "methods/tpg", "methods/treca",
+           "methods/sika_gp"]
 TASKS: dict[str, str] = {
     "arithmetic": "benchmarks.arithmetic.arithmetic:arithmetic",
     "causalgame": "benchmarks.causalgame.causalgame:causalgame",
@@ -37,6 +38,9 @@ TASKS: dict[str, str] = {
     "worldtravel": "benchmarks.worldtravel.worldtravel:worldtravel",
     "worldtravel_webscape": "benchmarks.worldtravel_webscape.worldtravel_webscape:"
                             "worldtravel_webscape",
+    "tpg_ab": "benchmarks.methods.tpg.tpg:tpg_ab",
+    "treca": "benchmarks.methods.treca.treca:treca",
+    "sika_gp": "benchmarks.methods.sika_gp.sika_gp:sika_gp",
 }
 """Task name -> its ``@task`` function (imported directly: tests may import benchmarks)."""
 

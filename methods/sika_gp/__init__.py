@@ -1,0 +1,1 @@
+"""Gaussian-process regression three ways: exact, inducing points, sparse dyadic basis."""

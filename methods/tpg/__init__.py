@@ -1,0 +1,1 @@
+"""Estimators of the global average treatment effect under Markovian interference."""

@@ -1,0 +1,1 @@
+"""Treatment responder classification with abstention: a doubly robust rule and plug-in."""
