@@ -109,9 +109,9 @@ class _Indirect(Exception):
 
 @functools.cache
 def _binaries() -> dict[str, str] | None:
-    """Absolute paths of bwrap, prlimit and setpriv (never resolved via a sandbox PATH)."""
+    """Absolute paths of bwrap, prlimit, setpriv and env (never resolved via a sandbox PATH)."""
     found: dict[str, str] = {}
-    for name in ("bwrap", "prlimit", "setpriv"):
+    for name in ("bwrap", "prlimit", "setpriv", "env"):
         path = shutil.which(name) or shutil.which(name, path=_SYSTEM_PATH)
         if path is None:
             return None
@@ -339,7 +339,9 @@ def _command(
     if tools is None:
         raise SandboxUnavailableError("bwrap, prlimit or setpriv is not installed")
     limits = config.limits()
-    argv: list[str] = []
+    # `env -i` first: bwrap's own init (pid 1 inside, readable as /proc/1/environ by the
+    # payload) would otherwise keep the host's environment, API keys included.
+    argv: list[str] = [tools["env"], "-i"]
     if layout.cgroup is not None:
         argv += layout.cgroup.join_argv()  # as root, before anything can fork
     if layout.drop_to_uid:

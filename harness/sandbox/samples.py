@@ -106,3 +106,21 @@ async def open_sample(
                 await docker.sample_cleanup(task, config, environments, False)
         finally:
             await docker.task_cleanup(task, config, True)
+
+
+def unavailable(provider: str) -> str | None:
+    """Why ``provider`` cannot start a sample here (None when it can)."""
+    if provider == "bwrap":
+        from harness.sandbox.bwrap import bwrap_available
+
+        return None if bwrap_available() else "bubblewrap cannot start here"
+    from harness.sandbox import docker as dk
+
+    st = dk.docker_status()
+    if not st["daemon_running"]:
+        return "no docker engine answers (bash .ci/system.sh docker dockerd)"
+    if not st["engine_ok"] or not st["compose_ok"]:
+        return f"engine {st['engine_version']} / compose {st['compose_version']} too old"
+    if not dk.image_exists(docker_image()):
+        return f"{docker_image()} missing (bash .ci/system.sh base-image)"
+    return None

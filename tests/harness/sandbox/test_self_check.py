@@ -15,8 +15,7 @@ import pytest
 from inspect_ai.util import SandboxEnvironment
 
 from harness.inspect_compat import sandbox_self_checks
-from harness.sandbox.bwrap import bwrap_available
-from harness.sandbox.samples import docker_image, open_sample
+from harness.sandbox.samples import open_sample, unavailable
 
 globals().update(sandbox_self_checks())
 
@@ -42,19 +41,6 @@ XFAILS: dict[str, dict[str, str]] = {
 }
 
 
-def _docker_skip() -> str | None:
-    from harness.sandbox import docker as dk
-
-    st = dk.docker_status()
-    if not st["daemon_running"]:
-        return "no docker engine answers (bash .ci/system.sh docker dockerd)"
-    if not st["engine_ok"] or not st["compose_ok"]:
-        return f"engine {st['engine_version']} / compose {st['compose_version']} too old"
-    if not dk.image_exists(docker_image()):
-        return "base image missing (bash .ci/system.sh base-image)"
-    return None
-
-
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     return "asyncio"
@@ -62,9 +48,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module", params=["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
 def provider(request: pytest.FixtureRequest) -> Iterator[str]:
-    if request.param == "bwrap" and not bwrap_available():
-        pytest.skip("bubblewrap cannot start here")
-    if request.param == "docker" and (reason := _docker_skip()):
+    if reason := unavailable(request.param):
         pytest.skip(reason)
     yield request.param
 
