@@ -21,7 +21,6 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -128,14 +127,15 @@ async def test_host_files_and_secrets(provider: str, tmp_path: Path) -> None:
 
 
 async def test_environment_has_no_api_keys(provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    keys = {name: f"sk-{secrets.token_hex(8)}" for name in
-            ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY")}  # fmt: skip
+    names = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY")
+    keys = {name: f"sk-{secrets.token_hex(8)}" for name in names}
     for name, value in keys.items():
         monkeypatch.setenv(name, value)
     async with sample(provider) as sbx:
         env = await sbx.exec(["env"])
         # every process the payload can see, its sandbox's own init included
-        procs = await sbx.exec(["sh", "-c", "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'"])
+        every = "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'"
+        procs = await sbx.exec(["sh", "-c", every])
     for value in keys.values():
         assert value not in env.stdout and value not in procs.stdout
 
@@ -144,7 +144,8 @@ async def test_no_docker_socket(provider: str) -> None:
     code = ("import socket\nfor p in ('/var/run/docker.sock', '/run/docker.sock'):\n"
             "    s = socket.socket(socket.AF_UNIX)\n"
             "    try:\n        s.connect(p); print('CONNECTED', p)\n"
-            "    except OSError as e:\n        print('refused', p, type(e).__name__)\n")  # fmt: skip
+            "    except OSError as e:\n"
+            "        print('refused', p, type(e).__name__)\n")  # fmt: skip
     async with sample(provider) as sbx:
         result = await sbx.exec(["python3", "-c", code])
     assert result.success, result.stderr
@@ -156,7 +157,8 @@ async def test_host_processes_invisible_and_unkillable(provider: str) -> None:
     host = subprocess.Popen(["sleep", marker])
     try:
         async with sample(provider) as sbx:
-            seen = await sbx.exec(["sh", "-c", "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '"])
+            every = "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '"
+            seen = await sbx.exec(["sh", "-c", every])
             killed = await sbx.exec(["kill", "-9", str(host.pid)])
         assert marker not in seen.stdout
         assert not killed.success
