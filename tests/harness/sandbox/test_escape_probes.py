@@ -300,7 +300,7 @@ class Heartbeat:
         self._thread.join()
 
 
-async def _everything(sbx: SandboxEnvironment, results: dict[str, Any], key: int) -> None:
+async def _everything(sbx: SandboxEnvironment, results: dict[int, Any], key: int) -> None:
     child = "import time; b = bytearray(100 * 2**20); time.sleep(2)"
     memory = f'for i in 1 2 3 4; do python3 -c "{child}" & done; wait; echo done'
     disk = "for i in 1 2 3; do head -c 30000000 /dev/zero > f$i; done; echo done"
