@@ -36,12 +36,10 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -51,6 +49,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from harness.yaml_source import format_loc, parse_mapping
 
 __all__ = [
     "DEFAULT_ERRORED_POLICY",
@@ -162,7 +162,8 @@ class EvalSpec(_Strict):
             return self  # the loader checks these itself, to give each problem its line
         problems = semantic_problems(self)
         if problems:
-            raise ValueError("; ".join(f"{_format_loc(loc)}: {msg}" for loc, msg in problems))
+            raise ValueError("; ".join(f"{format_loc(loc, '<eval.yaml>')}: {msg}"
+                                     for loc, msg in problems))
         return self
 
     @property
@@ -213,60 +214,17 @@ def semantic_problems(spec: EvalSpec) -> list[tuple[tuple[Any, ...], str]]:
 # ----------------------------------------------------------------------------- loading
 
 
-def _node_lines(node: yaml.Node, path: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], int]:
-    """Every key and list index in the document -> its 1-based line (a key: its own line)."""
-    lines = {path: node.start_mark.line + 1}
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            child = (*path, key_node.value)
-            lines.update(_node_lines(value_node, child))
-            lines[child] = key_node.start_mark.line + 1
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            lines.update(_node_lines(item, (*path, index)))
-    return lines
-
-
-def _format_loc(loc: Sequence[Any]) -> str:
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else ("." if text else "") + str(part)
-    return text or "<eval.yaml>"
-
-
-def _line(loc: Sequence[Any], lines: dict[tuple[Any, ...], int]) -> int:
-    """The line of ``loc``, or of its nearest ancestor in the file (a missing field)."""
-    path = tuple(loc)
-    while path and path not in lines:
-        path = path[:-1]
-    return lines.get(path, 1)
-
-
 def parse_spec(text: str, source: str = EVAL_FILE) -> EvalSpec:
     """Validate ``eval.yaml`` text; problems raise :class:`EvalSpecError` with lines."""
+    doc = parse_mapping(text, source, "<eval.yaml>", "the file must be a YAML mapping",
+                        EvalSpecError)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        raise EvalSpecError(f"{source}:{line}: not valid YAML: {exc}") from None
-    if node is None or not isinstance(data, dict):
-        raise EvalSpecError(f"{source}:1: <eval.yaml>: the file must be a YAML mapping")
-    lines = _node_lines(node)
-    try:
-        spec = EvalSpec.model_validate(data, context={_SKIP_VALIDATION: True})
+        spec = EvalSpec.model_validate(doc.data, context={_SKIP_VALIDATION: True})
     except ValidationError as exc:
-        messages = []
-        for err in exc.errors():
-            # pydantic adds tags such as 'literal[...]' or 'function-after[...]' to locations
-            loc = tuple(p for p in err["loc"] if isinstance(p, int) or "[" not in str(p))
-            messages.append(f"{source}:{_line(loc, lines)}: {_format_loc(loc)}: {err['msg']}")
-        raise EvalSpecError("\n".join(messages)) from None
+        raise EvalSpecError(doc.validation_messages(exc)) from None
     problems = semantic_problems(spec)
     if problems:
-        raise EvalSpecError("\n".join(f"{source}:{_line(loc, lines)}: {_format_loc(loc)}: {msg}"
-                                      for loc, msg in problems))
+        raise EvalSpecError("\n".join(doc.message(loc, msg) for loc, msg in problems))
     return spec
 
 

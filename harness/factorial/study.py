@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.factorial import design as _design
+from harness.yaml_source import parse_mapping
 
 __all__ = [
     "Analysis",
@@ -324,43 +324,6 @@ def _bind(study: Study, task: TaskSpec, seed: int | None, row: dict[str, str]) -
 # --------------------------------------------------------------------------- loading
 
 
-def _node_lines(node: yaml.Node, path: tuple[Any, ...] = ()) -> dict[tuple[Any, ...], int]:
-    """Map every node path (keys and list indexes) to its 1-based line in the file."""
-    lines = {path: node.start_mark.line + 1}
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            key = key_node.value
-            lines.update(_node_lines(value_node, (*path, key)))
-            lines[(*path, key)] = key_node.start_mark.line + 1  # the key's own line
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            lines.update(_node_lines(item, (*path, index)))
-    return lines
-
-
-def _format_loc(loc: Sequence[Any]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out or "<study>"
-
-
-def _line_for(loc: Sequence[Any], lines: dict[tuple[Any, ...], int]) -> int:
-    """The line of the deepest existing node on ``loc`` (a missing field: its parent)."""
-    path = tuple(loc)
-    while path and path not in lines:
-        path = path[:-1]
-    return lines.get(path, 1)
-
-
-def _clean_loc(loc: Sequence[Any]) -> tuple[Any, ...]:
-    # drop pydantic's union/validator tags (e.g. 'function-after[...]', 'list[...]')
-    return tuple(p for p in loc if isinstance(p, int) or "[" not in str(p))
-
-
 def _semantic_errors(study: Study) -> list[tuple[tuple[Any, ...], str]]:
     """Checks that span fields (pydantic checks one field at a time)."""
     errors: list[tuple[tuple[Any, ...], str]] = []
@@ -412,34 +375,18 @@ def _semantic_errors(study: Study) -> list[tuple[tuple[Any, ...], str]]:
 
 def parse_study(text: str, source: str = "<study>") -> Study:
     """Validate a study from YAML text; errors are :class:`StudyError` with line numbers."""
+    doc = parse_mapping(text, source, "<study>", "a study is a YAML mapping", StudyError)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else 1
-        raise StudyError(f"{source}:{line}: not valid YAML: {exc}") from None
-    if node is None or not isinstance(data, dict):
-        raise StudyError(f"{source}:1: <study>: a study is a YAML mapping")
-    lines = _node_lines(node)
-    try:
-        study = Study.model_validate({**data, "source": source})
+        study = Study.model_validate({**doc.data, "source": source})
     except ValidationError as exc:
-        messages = []
-        for err in exc.errors():
-            loc = _clean_loc(err["loc"])
-            messages.append(f"{source}:{_line_for(loc, lines)}: {_format_loc(loc)}: {err['msg']}")
-        raise StudyError("\n".join(messages)) from None
+        raise StudyError(doc.validation_messages(exc)) from None
     problems = _semantic_errors(study)
     if problems:
-        raise StudyError("\n".join(
-            f"{source}:{_line_for(loc, lines)}: {_format_loc(loc)}: {msg}"
-            for loc, msg in problems
-        ))
+        raise StudyError("\n".join(doc.message(loc, msg) for loc, msg in problems))
     try:
         study.cells()  # designs can fail (e.g. bad generators): report them as study errors
     except ValueError as exc:
-        raise StudyError(f"{source}:{_line_for(('design',), lines)}: design: {exc}") from None
+        raise StudyError(doc.message(("design",), str(exc))) from None
     return study
 
 
