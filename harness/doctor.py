@@ -70,6 +70,21 @@ def check_bwrap() -> Check:
                  "apt-get install bubblewrap")
 
 
+def check_sandbox_limits() -> list[Check]:
+    """Whether bwrap samples get limits per sample (cgroups, a disk quota) or only the
+    per-process rlimits."""
+    from harness.sandbox.cgroups import cgroup_support
+    from harness.sandbox.quota import quota_support
+
+    cg, disk = cgroup_support(), quota_support()
+    detail = f"cgroup {cg.mode}: {', '.join(cg.controllers) or 'no controllers'}"
+    return [
+        Check("bwrap_cgroups", cg.complete, detail, cg.reason or "-"),
+        Check("bwrap_disk_quota", disk.usable, "per-sample ext4" if disk.usable else "none",
+              disk.reason or "-"),
+    ]
+
+
 def check_chromium() -> Check:
     path = shutil.which("chromium") or shutil.which("chromium-browser")
     version = _run([path, "--version"], timeout=20) if path else None
@@ -162,6 +177,7 @@ def run_checks() -> list[Check]:
     checks: list[Check] = []
     checks += check_docker()
     checks.append(check_bwrap())
+    checks += check_sandbox_limits()
     checks.append(check_chromium())
     checks += check_gpu()
     checks += check_models()

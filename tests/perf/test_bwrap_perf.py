@@ -1,18 +1,25 @@
-"""Cost of one exec through the bwrap provider, against a bare ``bwrap ... true``.
+"""Cost of the bwrap sandbox, against bare bwrap and Inspect's docker sandbox, in one run.
 
-Measure with::
+Measure with (on a quiet machine; quote ``uptime``'s load average beside every number)::
 
     .venv/bin/pytest tests/perf/test_bwrap_perf.py --benchmark-enable -m perf
 
-The provider's exec adds setpriv + prlimit (two execs), the sandbox's mounts and
-Inspect's subprocess plumbing to what bubblewrap itself costs. Target: median <= 20 ms
-over 50 rounds. Nothing here asserts a time (timings are not test outcomes); the
-tests assert only that each call did what it should.
+- exec of ``true``, median of 50: the provider with its per-sample cgroup and disk quota
+  in place (``env -i``, the cgroup join, setpriv and prlimit ahead of bwrap, the sample's
+  mounts, Inspect's subprocess plumbing), bare ``bwrap ... true``, and ``exec`` on Inspect's
+  docker sandbox (targets: provider <= 20 ms and <= 0.1x docker);
+- a sample's create + teardown (its filesystem, cgroup and folders), bwrap and docker;
+- how many bwrap samples at a given memory limit this machine holds at once, each with
+  all of that memory in use (a probe that counts, then reports; it asserts only that each
+  sample did what it should).
+
+Nothing here asserts a time (timings are not test outcomes).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -21,7 +28,8 @@ from typing import Any
 import pytest
 
 from harness.sandbox.bwrap import BwrapSandboxEnvironment, bwrap_available
-from harness.sandbox.limits import BwrapConfig
+from harness.sandbox.limits import BwrapConfig, MiB, SandboxLimits
+from harness.sandbox.samples import open_sample, unavailable
 
 pytestmark = [
     pytest.mark.perf,
@@ -38,8 +46,15 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
     loop.close()
 
 
+def _load() -> str:
+    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
 def test_provider_exec_true(benchmark: Any, loop: asyncio.AbstractEventLoop) -> None:
+    """With the sample's cgroup and quota in place (where the host offers them)."""
     env = BwrapSandboxEnvironment(BwrapConfig())
+    benchmark.extra_info.update(load=_load(), cgroup=env.cgroup is not None,
+                                quota=env.disk is not None)  # fmt: skip
     try:
         result = benchmark.pedantic(
             lambda: loop.run_until_complete(env.exec(["true"])),
@@ -58,6 +73,82 @@ def test_bare_bwrap_true(benchmark: Any) -> None:
             "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
             "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
             "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--", "true"]  # fmt: skip
+    benchmark.extra_info["load"] = _load()
     proc = benchmark.pedantic(lambda: subprocess.run(argv), rounds=ROUNDS, iterations=1,
                               warmup_rounds=3)  # fmt: skip
     assert proc.returncode == 0
+
+
+@pytest.mark.docker
+def test_docker_exec_true(benchmark: Any, loop: asyncio.AbstractEventLoop) -> None:
+    """Inspect's docker sandbox: ``exec(["true"])`` on a running container."""
+    if reason := unavailable("docker"):
+        pytest.skip(reason)
+    context = open_sample("docker", SandboxLimits())
+    env = loop.run_until_complete(context.__aenter__())
+    benchmark.extra_info["load"] = _load()
+    try:
+        result = benchmark.pedantic(
+            lambda: loop.run_until_complete(env.exec(["true"])),
+            rounds=ROUNDS, iterations=1, warmup_rounds=3,
+        )  # fmt: skip
+    finally:
+        loop.run_until_complete(context.__aexit__(None, None, None))
+    assert result.success
+
+
+@pytest.mark.parametrize("provider", ["bwrap", pytest.param("docker", marks=pytest.mark.docker)])
+def test_sample_create_and_teardown(
+    benchmark: Any, loop: asyncio.AbstractEventLoop, provider: str
+) -> None:
+    if reason := unavailable(provider):
+        pytest.skip(reason)
+
+    async def one() -> bool:
+        async with open_sample(provider, SandboxLimits()) as env:
+            return (await env.exec(["true"])).success
+
+    benchmark.extra_info["load"] = _load()
+    rounds = 20 if provider == "bwrap" else 5
+    ok = benchmark.pedantic(lambda: loop.run_until_complete(one()), rounds=rounds,
+                            iterations=1, warmup_rounds=1)  # fmt: skip
+    assert ok
+
+
+MEMORY_LIMIT = 512 * MiB
+MAX_SAMPLES = 32
+
+
+def test_concurrent_samples_at_memory_limit(loop: asyncio.AbstractEventLoop) -> None:
+    """Start as many samples of ``MEMORY_LIMIT`` as fit in the host's available memory
+    less a reserve of a quarter of its total (at most ``MAX_SAMPLES``), every one holding
+    ~90% of its limit in a process that sleeps; reports how many held it at once. The
+    count is fixed before any starts, so the probe never pushes the host into swap."""
+    held = int(MEMORY_LIMIT * 0.9)
+    code = f"import time; b = bytearray({held}); print('held', flush=True); time.sleep(20)"
+
+    def available() -> int:
+        with open("/proc/meminfo") as f:
+            info = {line.split(":")[0]: int(line.split()[1]) * 1024 for line in f}
+        return info["MemAvailable"]
+
+    reserve = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4
+    count = max(1, min(MAX_SAMPLES, (available() - reserve) // MEMORY_LIMIT))
+    envs: list[BwrapSandboxEnvironment] = []
+    tasks: list[asyncio.Task[Any]] = []
+    started = loop.time()
+    try:
+        for _ in range(count):
+            env = BwrapSandboxEnvironment(BwrapConfig(memory_bytes=MEMORY_LIMIT))
+            envs.append(env)
+            tasks.append(loop.create_task(env.exec(["python3", "-c", code], timeout=60)))
+            loop.run_until_complete(asyncio.sleep(0.3))
+        results = loop.run_until_complete(asyncio.gather(*tasks))
+    finally:
+        for env in envs:
+            env.cleanup()
+    elapsed = loop.time() - started
+    held_ok = sum(r.success and r.stdout.startswith("held") for r in results)
+    print(f"\n{held_ok}/{len(envs)} bwrap samples at {MEMORY_LIMIT // MiB} MiB each held "
+          f"their memory at once ({elapsed:.1f} s; {_load()}; cpus={os.cpu_count()})")  # fmt: skip
+    assert held_ok == len(envs) > 0

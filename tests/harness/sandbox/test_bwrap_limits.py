@@ -122,3 +122,80 @@ def _check_ro_binds(shared: Path) -> None:
     assert seen.stdout == "dataset cfg\n"
     assert not wrote.success and not (shared / "new").exists()
     assert override.stdout == "call\n"
+
+
+def test_per_sample_fields_parse() -> None:
+    config = load_config({"disk_bytes": "128M", "cpus": 0.5, "inspect_tools": False})
+    assert (config.disk_bytes, config.cpus, config.inspect_tools) == (128 * MiB, 0.5, False)
+    for bad in ({"cpus": 0}, {"disk_bytes": True}, {"cpus": True}):
+        with pytest.raises(ValidationError):
+            load_config(bad)
+
+
+def test_cgroup_probe_says_why_and_how_to_fix(tmp_path: Path) -> None:
+    from harness.sandbox.cgroups import probe_cgroups
+
+    empty = tmp_path / "mountinfo"
+    empty.write_text("")
+    support = probe_cgroups(empty)
+    assert (support.mode, support.usable) == ("none", False)
+    assert "fix:" in support.reason and "EVALSUITE_CGROUP_PARENT" in support.reason
+
+
+def test_v2_and_v1_mount_tables_are_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.sandbox import cgroups
+
+    table = tmp_path / "mountinfo"
+    table.write_text(
+        "35 31 0:32 / /nonexistent/memory rw - cgroup cgroup rw,memory\n"
+        "41 31 0:38 / /nonexistent/unified rw,relatime - cgroup2 cgroup2 rw\n"
+    )
+    mounts = cgroups._mounts(table)
+    assert ("/nonexistent/unified", "cgroup2", {"rw"}) in mounts
+    assert any(t == "cgroup" and "memory" in o for _, t, o in mounts)
+    # a delegated v2 folder named by the environment is checked for the three controllers
+    fake = tmp_path / "delegated"
+    fake.mkdir()
+    (fake / "cgroup.controllers").write_text("cpu memory\n")
+    monkeypatch.setenv(cgroups.PARENT_ENV, str(fake))
+    parent, reason = cgroups._v2_parent(mounts)
+    assert parent is None and "pids" in reason
+
+
+@needs_bwrap
+def test_without_cgroups_or_quota_the_rlimits_remain(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.sandbox import bwrap, cgroups, quota
+
+    monkeypatch.setattr(cgroups, "cgroup_support", lambda: cgroups.CgroupSupport("none", ()))
+    monkeypatch.setattr(quota, "quota_support", lambda: quota.QuotaSupport(False, "test"))
+    env = bwrap.BwrapSandboxEnvironment(BwrapConfig(memory_bytes=256 * MiB))
+    try:
+        assert env.cgroup is None and env.disk is None
+        big = anyio.run(env.exec, ["python3", "-c", "b = bytearray(400 * 2**20)"])
+        tmp = anyio.run(env.exec, ["sh", "-c", "echo x > /tmp/f && cat /tmp/f"])
+    finally:
+        env.cleanup()
+    assert not big.success and "MemoryError" in big.stderr
+    assert tmp.stdout == "x\n"
+
+
+@needs_bwrap
+def test_sample_cgroup_and_disk_exist_and_go(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.sandbox.cgroups import cgroup_support
+    from harness.sandbox.quota import quota_support
+
+    env = BwrapSandboxEnvironment(BwrapConfig(disk_bytes=32 * MiB))
+    group, disk = env.cgroup, env.disk
+    try:
+        if cgroup_support().usable:
+            assert group is not None and all(p.is_dir() for p in group.paths.values())
+        if quota_support().usable:
+            assert disk is not None and disk.mount_point.is_mount()
+            df = anyio.run(env.exec, ["df", "-k", "/sandbox"]).stdout.splitlines()[1]
+            assert int(df.split()[1]) <= 32 * 1024
+    finally:
+        env.cleanup()
+    if group is not None:
+        assert not any(p.exists() for p in group.paths.values())
+    if disk is not None:
+        assert not disk.mount_point.is_mount() and not disk.image.exists()
