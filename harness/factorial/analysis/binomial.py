@@ -8,10 +8,12 @@ is always right) is detected per term by the linear program of
 :func:`harness.stats.separated_rows`. When the full model is separated its
 maximum-likelihood estimates do not exist, so every model is then fitted by Firth's
 penalised likelihood (:func:`harness.stats.firth_logistic`), whose estimates are finite:
-tests stay item-clustered Wald tests under ``item_mode="cluster"`` (sandwich from the
-Bernoulli scores at the Firth estimates, summed by item) and are Heinze & Schemper's
-penalised likelihood-ratio tests otherwise. ``item_mode="random"`` fits a logit GLMM
-with random item intercepts (and a seed component when a seed column is given).
+under ``item_mode="cluster"`` a term's p-value is the larger of the item-clustered Wald
+test (sandwich from the Bernoulli scores at the Firth estimates, summed by item) and
+Heinze & Schemper's penalised likelihood-ratio test, since a sandwich resting on a few
+sparse cells can be far too small; otherwise it is the penalised LR test.
+``item_mode="random"`` fits a logit GLMM with random item intercepts (and a seed
+component when a seed column is given).
 """
 
 from __future__ import annotations
@@ -138,6 +140,9 @@ def fit_binomial(prob: Problem) -> Fit:
         wald_p = float(sps.chi2.sf(wald_chi2, dfw)) if dfw else float("nan")
         lr_p = float(sps.chi2.sf(chi2, df)) if df else float("nan")
         use_wald = item_mode == "cluster"
+        # under separation the sandwich rests on a few sparse cells and can be far too
+        # small, so a term counts only when the clustered and the penalised-LR tests agree
+        p_value = (max(wald_p, lr_p) if firth else wald_p) if use_wald else lr_p
         name = term_name(term, prep.names)
         if term_sep:
             separated_terms.append(name)
@@ -148,15 +153,15 @@ def fit_binomial(prob: Problem) -> Fit:
                 "sum_sq": chi2,
                 "df": df,
                 "F": None,
-                "p": wald_p if use_wald else lr_p,
+                "p": p_value,
                 "partial_eta2": None,
                 "omega2": None,
                 "chi2": chi2,
                 "lr_p": lr_p,
                 "wald_chi2": wald_chi2,
                 "wald_p": wald_p,
-                "p_test": ("wald-cluster" if use_wald else "lr")
-                + ("-firth" if firth else ""),
+                "p_test": ("max(wald-cluster, lr)-firth" if use_wald else "lr-firth")
+                if firth else ("wald-cluster" if use_wald else "lr"),
                 "separation": term_sep,
                 "deviance_r2": chi2 / null_dev if null_dev > 0 else None,
                 "partial_deviance_r2": chi2 / (chi2 + full.dev) if chi2 + full.dev > 0
