@@ -30,6 +30,7 @@ from scipy import stats as sps
 __all__ = [
     "Estimate",
     "RankIntervals",
+    "SCORE_CI_METHOD",
     "FirthFit",
     "binary_mean_ci",
     "binary_sd_diff",
@@ -44,6 +45,7 @@ __all__ = [
     "holm_adjust",
     "ItemBootstrap",
     "is_binary",
+    "is_proportion_score",
     "item_bootstrap",
     "items_needed",
     "kendall_tau",
@@ -54,6 +56,7 @@ __all__ = [
     "paired_difference_ci",
     "paired_power",
     "paired_t_p_value",
+    "score_mean_ci",
     "separated_rows",
     "two_sided_p",
     "wilson_ci",
@@ -447,6 +450,36 @@ def binary_mean_ci(
     deff = max(1.0, se * se / (p * (1 - p) / n))
     lo, hi = wilson_interval(p, n / deff, level)
     return Estimate(p, se, lo, hi, n, g, level)
+
+
+SCORE_CI_METHOD = (
+    "Wilson score interval on the item-clustered effective sample size (Korn & Graubard "
+    "1998) when every score is 0 or 1 (a cell with no variance: the Wilson interval for its "
+    "items); otherwise a t interval with the standard error clustered by item, clipped to "
+    "[0, 1] for scores in [0, 1]"
+)
+"""What :func:`score_mean_ci` does, in words (for exports and captions)."""
+
+
+def is_proportion_score(values: Values) -> bool:
+    """Scores that are 0/1 outcomes: every value is 0 or 1 and both occur. Pass all of a
+    score's values (every system of a benchmark), not one group's: a continuous score
+    that is 0 everywhere (nothing solved) is not a proportion."""
+    x = _values(values)
+    return is_binary(x) and bool((x == 0).any()) and bool((x == 1).any())
+
+
+def score_mean_ci(
+    values: Values, cluster: Values | Sequence[Any] | None = None, level: float = 0.95,
+    bounds: tuple[float, float] | None = None, binary: bool | None = None,
+) -> Estimate:
+    """The interval the suite reports for a mean score: :func:`binary_mean_ci` for 0/1
+    scores (inside [0, 1], never of zero width), else :func:`mean_ci` with ``bounds``.
+    ``binary`` says whether the score is a 0/1 outcome (see :func:`is_proportion_score`);
+    None infers it from ``values`` alone. See :data:`SCORE_CI_METHOD`."""
+    if binary if binary is not None else is_binary(values):
+        return binary_mean_ci(values, cluster=cluster, level=level)
+    return mean_ci(values, cluster=cluster, level=level, bounds=bounds)
 
 
 def binary_sd_diff(p_a: float = 0.5, p_b: float = 0.5, epochs: int = 1,

@@ -17,10 +17,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from harness.results import apply_errored_policy, list_logs, read_log, with_unreported_keys
-from harness.stats import mean_ci
+from harness.stats import is_proportion_score, score_mean_ci
 from leaderboards.exports import project_document, rel_path, write_eee, write_json
 from leaderboards.site import write_site
 from leaderboards.tables import Leaderboard, Options, Price, compute
@@ -43,6 +44,11 @@ def leaderboard(frame: pl.DataFrame, by: tuple[str, ...] = ("task", "model"),
     if score_key is not None:
         df = df.filter(pl.col("score_key") == score_key)
     df = apply_errored_policy(df, errored, keep_dropped=True)
+    # a 0/1 outcome (both values occur across the whole score key) gets Wilson intervals
+    values_by_key = (df.filter(pl.col("counted") & pl.col("score_value").is_not_null())
+                     .group_by("score_key").agg(pl.col("score_value")))
+    proportion = {key: is_proportion_score(np.asarray(vals, dtype=float))
+                  for key, vals in values_by_key.iter_rows()}
     rows = []
     for keys, group in df.group_by(list(by), maintain_order=True):
         values = group.filter(pl.col("counted"))["score_value"].to_numpy()
@@ -53,8 +59,11 @@ def leaderboard(frame: pl.DataFrame, by: tuple[str, ...] = ("task", "model"),
         if len(values):
             # scores in [0, 1] (accuracy and the like): clip the interval to what is possible
             bounded = values.min() >= 0.0 and values.max() <= 1.0
-            est = mean_ci(values, cluster=group.filter(pl.col("counted"))["sample_id"].to_numpy(),
-                          bounds=(0.0, 1.0) if bounded else None)
+            # 0/1 scores: the clustered Wilson interval (harness.stats.SCORE_CI_METHOD)
+            est = score_mean_ci(values,
+                                cluster=group.filter(pl.col("counted"))["sample_id"].to_numpy(),
+                                bounds=(0.0, 1.0) if bounded else None,
+                                binary=proportion.get(key, False))
             mean, lo, hi = est.estimate, est.lo, est.hi
         rows.append({
             **dict(zip(by, keys, strict=True)),
@@ -168,7 +177,9 @@ def markdown(document: Mapping[str, Any], title: str = "Leaderboard") -> str:
         lines += [f"Logs as of {document['as_of']}. Scores are means over samples x epochs, "
                   "errored samples counted as each benchmark states below (zero: scored 0; "
                   "drop: left out of the mean and the ranking; counted in errors either way); "
-                  f"{level}% CIs are t intervals clustered by item; "
+                  f"{level}% CIs are Wilson intervals on the item-clustered effective sample "
+                  "size for 0/1 scores (inside [0, 1]; an all-0 or all-1 entry gets the "
+                  "Wilson interval for its items), t intervals clustered by item otherwise; "
                   f"rank intervals from {document['n_boot']} paired bootstrap resamples. "
                   "Tool calls/sample and the pooled share of valid calls come from each "
                   "benchmark's `tool_call_validity` score (— where a benchmark has no tools "

@@ -27,6 +27,7 @@ from typing import Any
 
 import polars as pl
 
+from harness.stats import SCORE_CI_METHOD
 from leaderboards.tables import Leaderboard, slug
 
 __all__ = ["EEE_SCHEMA_VERSION", "SCHEMA_PATH", "SCHEMA_VERSION", "as_of", "eee_records",
@@ -136,7 +137,7 @@ def eee_records(board: Leaderboard, log_base: Path) -> list[dict[str, Any]]:
             uncertainty["confidence_interval"] = {
                 "lower": entry["ci_lo"], "upper": entry["ci_hi"],
                 "confidence_level": board.options.level,
-                "method": "t interval, standard error clustered by item"}
+                "method": SCORE_CI_METHOD}
         details = {
             "agent": entry["agent"], "setup": entry["setup"],
             "n_items": str(entry["n_items"]), "n_completed": str(entry["n_completed"]),

@@ -41,7 +41,12 @@ from numpy.typing import NDArray
 
 from harness.evalspec import BenchmarkTask, ErroredPolicy, spec_for_task
 from harness.results import apply_errored_policy, with_unreported_keys
-from harness.stats import bootstrap_rank_interval, mean_ci, paired_difference_ci
+from harness.stats import (
+    bootstrap_rank_interval,
+    is_proportion_score,
+    paired_difference_ci,
+    score_mean_ci,
+)
 
 __all__ = [
     "Leaderboard",
@@ -330,15 +335,17 @@ def _inspect_versions(rows: pl.DataFrame) -> list[str]:
     return sorted(versions)
 
 
-def _entry_stats(rows: pl.DataFrame, options: Options, bounded: bool) -> list[dict[str, Any]]:
+def _entry_stats(rows: pl.DataFrame, options: Options, bounded: bool,
+                 binary: bool = False) -> list[dict[str, Any]]:
     """One dict per entry of one benchmark (score, CI, counts, tokens, cost, time)."""
     out = []
     for (entry,), group in rows.group_by(["entry"], maintain_order=True):
         kept = group.filter(pl.col("counted"))
         score = se = lo = hi = None
         if kept.height:
-            est = mean_ci(kept["score"].to_numpy(), cluster=kept["sample_id"],
-                          level=options.level, bounds=(0.0, 1.0) if bounded else None)
+            est = score_mean_ci(kept["score"].to_numpy(), cluster=kept["sample_id"],
+                                level=options.level, bounds=(0.0, 1.0) if bounded else None,
+                                binary=binary)
             score, se, lo, hi = est.estimate, est.se, est.lo, est.hi
         first = group.row(0, named=True)
         price = options.pricing.get(first["model"])
@@ -449,9 +456,11 @@ def _benchmark(bench: str, rows: pl.DataFrame, options: Options
     lower = _direction(bench, score_key, options, found)
     floors = _references(options.floor, bench, found.spec.floor_agents if found else [])
     oracles = _references(options.oracle, bench, found.spec.ceiling_agents if found else [])
-    bounded = _bounded(rows.filter(pl.col("counted"))["score"].to_numpy())
+    counted = rows.filter(pl.col("counted"))["score"].to_numpy()
+    bounded = _bounded(counted)
+    binary = bool(len(counted)) and is_proportion_score(counted)
     stats = [pl.col(c).cast(pl.Float64) for c in ("score", "se", "ci_lo", "ci_hi")]
-    table = pl.DataFrame(_entry_stats(rows, options, bounded)).with_columns(stats)
+    table = pl.DataFrame(_entry_stats(rows, options, bounded, binary)).with_columns(stats)
     entries = table["entry"].to_list()
     matrix = _item_matrix(rows, entries)
     rank, rank_lo, rank_hi = _ranks(matrix, options, higher_is_better=not lower)

@@ -77,7 +77,8 @@ def block(benches: list[dict[str, Any]], journal: Path, run_name: str) -> str:
              "`python -m leaderboards.runs leaderboards/runs/ladder_board.yaml --only "
              f"{run_name}`, rebuild with `--build leaderboards/published`). {versions}; "
              "2 cores. Errored samples count as each benchmark's eval.yaml says (stated "
-             "below) and are counted in `errors`; CIs are t intervals clustered by item "
+             "below) and are counted in `errors`; CIs are clustered by item: Wilson "
+             "intervals on the effective sample size for 0/1 scores, t intervals otherwise "
              "(— with one item).", ""]
     for bench in benches:
         parts += [section(bench), ""]

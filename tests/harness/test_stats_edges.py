@@ -171,3 +171,15 @@ def test_item_bootstrap_is_paired_and_vectorised() -> None:
     assert boot.hi == pytest.approx(0.1) and boot.se == pytest.approx(0.0, abs=1e-12)
     mean = item_bootstrap(base, lambda m: m[..., 0], n_boot=2000)
     assert float(mean.se) == pytest.approx(float(base.std(ddof=1)) / math.sqrt(200), rel=0.1)
+
+
+def test_score_mean_ci_picks_wilson_for_proportions_only() -> None:
+    from harness.stats import is_proportion_score, mean_ci, score_mean_ci
+
+    assert is_proportion_score([0.0, 1.0, 1.0]) and not is_proportion_score([0.0, 0.0])
+    assert not is_proportion_score([0.0, 0.5, 1.0])
+    ones = score_mean_ci([1.0] * 5, cluster=list(range(5)), binary=True)
+    assert ones.hi == 1.0 and ones.lo == pytest.approx(5 / (5 + 1.959963984540054**2))
+    gap = score_mean_ci([0.2, 0.4, 0.9], bounds=(0.0, 1.0), binary=False)
+    assert (gap.lo, gap.hi) == (mean_ci([0.2, 0.4, 0.9], bounds=(0.0, 1.0)).lo,
+                                mean_ci([0.2, 0.4, 0.9], bounds=(0.0, 1.0)).hi)
