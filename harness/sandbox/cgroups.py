@@ -278,6 +278,14 @@ class SampleCgroup:
         folder = self.paths.get("pids")
         return 0 if folder is None else _read_int(folder / "pids.events", "max")
 
+    def memory_usage(self) -> int:
+        """Memory the sample uses now (bytes; 0 when unknown)."""
+        folder = self.paths.get("memory")
+        if folder is None:
+            return 0
+        name = "memory.current" if self.support.mode == "v2" else "memory.usage_in_bytes"
+        return _read_int(folder / name)
+
     def memory_peak(self) -> int:
         """Most memory the sample has used at once (bytes; 0 when unknown)."""
         folder = self.paths.get("memory")
