@@ -136,7 +136,7 @@ def _is_root() -> bool:
     return os.geteuid() == 0
 
 
-@dataclass
+@dataclass(eq=False)
 class _Layout:
     """A sample's host side: ``root/`` (0711) holding ``disk/`` (the sample's filesystem,
     with ``work/`` -> /sandbox, ``tmp/`` -> /tmp, ``var-tmp/`` -> /var/tmp), its cgroup,
@@ -189,6 +189,7 @@ class _Layout:
                     sandbox_tools.prepare_sample_dir(var_tmp, uid, gid, chown=drop)
             if per_sample:
                 layout.cgroup = _sample_cgroup(config)
+            _live_layouts.add(layout)
             return layout
         except BaseException:
             if layout is not None:
@@ -199,6 +200,7 @@ class _Layout:
 
     def remove(self) -> None:
         """Kill anything still running in the sample, then delete its groups and files."""
+        _live_layouts.discard(self)
         if self.drop_to_uid:
             _kill_uid(self.uid)
         if self.cgroup is not None:
@@ -212,6 +214,17 @@ class _Layout:
         shutil.rmtree(self.root, ignore_errors=True)
         if self.root.exists():
             logger.warning("bwrap sandbox: could not remove %s", self.root)
+
+
+_live_layouts: set[_Layout] = set()
+"""Samples not yet removed: a process that exits without cleaning one up (a crash, a
+script without ``finally``) would otherwise leave its mount and cgroups behind."""
+
+
+@atexit.register
+def _remove_live_layouts() -> None:
+    for layout in list(_live_layouts):
+        layout.remove()
 
 
 def _sample_disk(root: Path, mount_point: Path, config: BwrapConfig) -> SampleDisk | None:
