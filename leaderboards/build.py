@@ -166,7 +166,9 @@ def headline_line(bench: Mapping[str, Any]) -> str:
     policy = bench.get("errored_policy")
     how = _POLICY.get(policy or "", f"errored samples: {policy}")
     return (f"Headline score `{bench['score_key']}` ({direction}{summary}), "
-            f"{bench['n_items']} items; {how} ({bench.get('n_errored', 0)} errored).")
+            f"{bench['n_items']} items; {how} ({bench.get('n_errored', 0)} errored"
+            + (f", {bench['n_na']} N/A: no value, left out" if bench.get("n_na") else "")
+            + ").")
 
 
 def markdown(document: Mapping[str, Any], title: str = "Leaderboard") -> str:
@@ -197,11 +199,12 @@ def markdown(document: Mapping[str, Any], title: str = "Leaderboard") -> str:
                   "tokens/sample | cost | work s/sample |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for e in bench["entries"]:
+            na = f" (+{e['n_na']} N/A)" if e.get("n_na") else ""
             lines.append(
                 f"| {e['rank']} | {e['rank_lo']}–{e['rank_hi']} | {_cell(e['model'])} | "
                 f"{_cell(e['agent'])} | {_cell(e['setup'])} | {_cell(e['score'])} | "
                 f"[{_cell(e['ci_lo'])}, {_cell(e['ci_hi'])}] | {_cell(e['normalised'])} | "
-                f"{e['n']} | {e['n_completed']} | {e['errors']} | "
+                f"{e['n']} | {e['n_completed']} | {e['errors']}{na} | "
                 f"{_cell(e.get('tool_calls_per_sample'), 1)} | "
                 f"{_cell(e.get('tool_call_valid_rate'))} | "
                 f"{_cell(e['tokens_per_sample'], 1)} | {_cell(e['cost'], 4)} | "

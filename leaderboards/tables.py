@@ -365,6 +365,9 @@ def _entry_stats(rows: pl.DataFrame, options: Options, bounded: bool,
             "n_items": int(group["sample_id"].n_unique()),
             "n_completed": int(group["completed"].sum()),
             "errors": int(group["errored"].sum()),
+            # N/A: no value and no error (CausalGame's unsubmitted runs, protocol=published),
+            # left out under the benchmark's drop policy; counted here, not in errors
+            "n_na": int((~group["errored"] & ~group["counted"]).sum()),
             "input_tokens": tokens_in, "output_tokens": tokens_out,
             "tokens_per_sample": float(group["total_tokens"].sum()) / n,
             "cost": cost, "cost_per_sample": None if cost is None else cost / n,
@@ -500,6 +503,7 @@ def _benchmark(bench: str, rows: pl.DataFrame, options: Options
     info = {"benchmark": bench, "score_key": score_key, "bounded": bounded,
             "lower_is_better": lower, "summary": metric.summary if metric else None,
             "errored_policy": policy, "n_errored": int(rows["errored"].sum()),
+            "n_na": int((~rows["errored"] & ~rows["counted"]).sum()),
             "n_dropped": int((~rows["counted"]).sum()),
             "n_entries": table.height, "n_items": matrix.shape[0], **refs}
     return table, _pairwise(bench, entries, matrix, options.level), info

@@ -1,19 +1,35 @@
-"""The benchmark's default agent: the original harness's turn protocol (spec 11, hybrid).
+"""The benchmark's agents: the original harness's turn protocol (ReAct), an OpenCode-style
+free-running loop, and the prompting mode.
 
-Turns are counted by the harness, not the model: each turn opens with a status line, the
-model gets up to ``iterations`` tool-calling rounds, and the episode ends on submission,
-the turn limit (deploy budget + 10) plus up to 3 grace turns, 10 idle turns, or 5 turns
-that end in an error. Unlike the released harness, a run that never submits is
-auto-submitted with its best observed design (marked ``auto_submitted``), so every run
-has a score. A reflection report is requested after the submission.
+``causalgame_agent`` (the default, the leaderboard's "Agentic (ReAct)" mode): turns are
+counted by the harness, not the model: each turn opens with a status line, the model gets
+up to ``iterations`` tool-calling rounds, and the episode ends on submission, the turn
+limit (deploy budget + 10) plus up to 3 grace turns, 10 idle turns, or 5 turns that end in
+an error. Under the suite protocol a run that never submits is auto-submitted with its
+best observed design (marked ``auto_submitted``); under ``protocol=published`` it is left
+unsubmitted and scored N/A, as the released harness recorded it. A reflection report is
+requested after the submission.
+
+``opencode_agent`` (``-T agent=opencode``): the shape of the leaderboard's OpenCode
+coding-agent row: one free-running tool loop with no turn headers, no per-turn reasoning
+suffix and no exploration warnings, the Python analysis sandbox as its workspace. The
+released OpenCode harness (the OpenCode CLI in its own container, driving the game API)
+is not reproduced; only the loop shape is.
+
+``prompting_solver`` (``-T mode=prompting``, the leaderboard's "Prompting" table): one
+model call sees the briefing, the action space and all visible history in a single
+context and answers a design, without tools and without experiments.
 """
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from inspect_ai.model import ChatMessageTool, ChatMessageUser, execute_tools, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from benchmarks.causalgame.session import current_game
+from benchmarks.causalgame.session import current_game, current_protocol
 from environments.causalgame import Game, GameError
 from environments.causalgame.game import MAX_DEPLOYS
 
@@ -64,9 +80,12 @@ def reflection_prompt(game: Game) -> str:
     )
 
 
-def auto_submit(game: Game) -> None:
-    """Submit the best observed design (or the default design if nothing was deployed)."""
-    if game.game_over:
+def auto_submit(game: Game, protocol: str | None = None) -> None:
+    """Submit the best observed design (or the default design if nothing was deployed).
+
+    Under ``protocol=published`` nothing is submitted: the run stays unsubmitted (N/A).
+    """
+    if game.game_over or (protocol or current_protocol()) == "published":
         return
     best = game.best_observed()
     try:
@@ -139,12 +158,138 @@ def causalgame_agent(
                 break
         auto_submit(game)
         if reflect:
-            state.messages.append(ChatMessageUser(content=reflection_prompt(game)))
-            # tools stay listed (tool_choice none): the prompt keeps the episode's prefix
-            output = await model.generate(state.messages, state.tools, tool_choice="none")
+            await _reflect(state, game)
+        return state
+
+    return solve
+
+
+async def _reflect(state: TaskState, game: Game) -> None:
+    """Ask for the plain-text report; an unsubmitted (N/A) run is asked about its findings."""
+    if game.final is None:
+        prompt = (
+            "The episode ended without a final submission (it counts as N/A). Without "
+            "calling tools, answer in plain text: what did you find about the causes of "
+            "drone losses, and which design would you have submitted?"
+        )
+    else:
+        prompt = reflection_prompt(game)
+    state.messages.append(ChatMessageUser(content=prompt))
+    # tools stay listed (tool_choice none): the prompt keeps the episode's prefix
+    output = await get_model().generate(state.messages, state.tools, tool_choice="none")
+    state.output = output
+    state.messages.append(output.message)
+    state.store.set(REPORT_STORE_KEY, output.completion)
+
+
+OPENCODE_NUDGE = (
+    "Continue with the tools (deploy_drone, analyze, ...) and call submit_final_design "
+    "when you are done."
+)
+
+
+@solver
+def opencode_agent(max_steps: int = 60, idle_limit: int = 3, reflect: bool = True) -> Solver:
+    """OpenCode-style agent: one free-running tool loop (see the module docstring).
+
+    Args:
+        max_steps: Model calls before the loop stops.
+        idle_limit: Consecutive replies without a tool call before it stops.
+        reflect: Ask for the reflection report after the submission.
+    """
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        game = current_game()
+        model = get_model()
+        idle = 0
+        for _ in range(max_steps):
+            output = await model.generate(state.messages, state.tools)
             state.output = output
             state.messages.append(output.message)
-            state.store.set(REPORT_STORE_KEY, output.completion)
+            if not output.message.tool_calls:
+                idle += 1
+                if idle >= idle_limit:
+                    break
+                state.messages.append(ChatMessageUser(content=OPENCODE_NUDGE))
+                continue
+            idle = 0
+            result = await execute_tools(state.messages, state.tools)
+            state.messages.extend(result.messages)
+            if game.game_over:
+                break
+        auto_submit(game)
+        if reflect:
+            await _reflect(state, game)
+        return state
+
+    return solve
+
+
+def prompting_message(game: Game) -> str:
+    """The prompting mode's one user message: action space, status and all visible history."""
+    from benchmarks.causalgame.tools import history_csv
+
+    records = game.visible_history()
+    history = history_csv(records) if records else "(no historical flight logs)\n"
+    return (
+        "Prompting mode: you cannot deploy test drones. Everything available is below.\n"
+        f"Action space:\n{json.dumps(game.action_space(), indent=1)}\n\n"
+        f"Historical flight logs ({len(records)} visible records, CSV):\n{history}\n"
+        "Analyse the data, state your causal reasoning, then give your final design as the "
+        "LAST thing in your reply, one JSON object on its own line, e.g.\n"
+        '{"design": {"antenna_def": 10, "engine_def": 20}, "equipment": {}}'
+    )
+
+
+def parse_design(text: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The last JSON object in ``text`` that holds a design (``{"design": ...}`` or a flat
+    mapping of ``*_def`` keys); None when there is none."""
+    decoder = json.JSONDecoder()
+    found: tuple[dict[str, Any], dict[str, Any]] | None = None
+    i = 0
+    while (i := text.find("{", i)) >= 0:
+        try:
+            obj, length = decoder.raw_decode(text[i:])
+        except json.JSONDecodeError:
+            i += 1
+            continue
+        i += length  # an object's inner braces are part of it, not candidates of their own
+        if not isinstance(obj, dict):
+            continue
+        if isinstance(obj.get("design"), dict):
+            equipment = obj.get("equipment")
+            found = (obj["design"], equipment if isinstance(equipment, dict) else {})
+        elif obj and all(str(k).endswith("_def") for k in obj):
+            found = (obj, {})
+    return found
+
+
+@solver
+def prompting_solver(reflect: bool = True) -> Solver:
+    """Prompting mode: one call answers a design from the briefing and the history.
+
+    A reply without a usable design is left unsubmitted: N/A under ``protocol=published``,
+    auto-submitted (the default design, marked) under the suite protocol.
+
+    Args:
+        reflect: Ask for the reflection report after the submission.
+    """
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        game = current_game()
+        state.messages.append(ChatMessageUser(content=prompting_message(game)))
+        output = await get_model().generate(state.messages)
+        state.output = output
+        state.messages.append(output.message)
+        parsed = parse_design(output.completion)
+        if parsed is not None:
+            try:
+                game.submit(parsed[0], parsed[1] or None)
+            except GameError as exc:
+                state.metadata["causalgame_submit_error"] = str(exc)
+        auto_submit(game)
+        if reflect:
+            await _reflect(state, game)
         return state
 
     return solve

@@ -23,6 +23,7 @@ from environments.causalgame import Game
 from environments.causalgame.game import MAX_BATCH, MAX_DEPLOYS, TOTAL_DRONES
 
 Design = dict[str, float]
+RANDOM_DEF_MAX = 50  # the leaderboard's Random baseline: "each DEF value from [0, 50]"
 Equipment = dict[str, Any]
 
 
@@ -74,11 +75,16 @@ def all50() -> Solver:
 
 @solver
 def random(seed: int = 0) -> Solver:
-    """A uniform random design over the advertised range, seeded by the episode."""
+    """Every DEF ~ U{0..50} (the published Random baseline), seeded by the episode.
+
+    Where the game enforces the advertised range (intended mode), the top is the range's
+    (weather_noise: 30); the released game enforces none, so there every DEF spans 0-50.
+    """
 
     def pick(game: Game) -> tuple[Design, Equipment]:
         rng = np.random.default_rng([seed, game.seed])
-        hi = int(game.scenario.def_range[1])
+        hi = min(RANDOM_DEF_MAX, int(game.scenario.def_range[1])) if game.enforce_ranges \
+            else RANDOM_DEF_MAX
         return {k: float(rng.integers(0, hi + 1)) for k in default_design(game)}, {}
 
     return _fixed("random", pick)
@@ -159,6 +165,32 @@ def experimenter(batch: int = 20) -> Solver:
             "(about +/-10 points)."
         )
         return _finish(state, game, design, equipment, report)
+
+    return solve
+
+
+@solver
+def no_explore(deploys: int = 10, batch: int = 20, seed: int = 0) -> Solver:
+    """The No-Explore LLM baseline: random deploys, then the model submits from the data.
+
+    ``deploys`` batches of ``batch`` drones with designs drawn as the Random baseline's
+    (every DEF ~ U{0..50}), then the prompting mode: the model (``--model``) sees the
+    briefing and all history, its own random batches included, and answers a design
+    ("10 random deploys, then LLM analyzes and submits", published 52-63).
+    """
+    from benchmarks.causalgame.agent import prompting_solver
+
+    answer = prompting_solver()
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        game = current_game()
+        rng = np.random.default_rng([seed, game.seed, 1])
+        for _ in range(min(deploys, MAX_DEPLOYS)):
+            if game.drones_remaining < batch:
+                break
+            design = {k: float(rng.integers(0, RANDOM_DEF_MAX + 1)) for k in default_design(game)}
+            game.deploy(design, batch)
+        return await answer(state, generate)
 
     return solve
 

@@ -10,6 +10,8 @@ Spec and published numbers: see this folder's README.md.
     inspect eval harness/causalgame -T scenarios=antenna_trap --model none \\
         --solver benchmarks/causalgame/agents.py@oracle
     inspect eval harness/causalgame --model scripted/causalgame-experimenter -T compat=original
+    inspect eval harness/causalgame -T protocol=published --model <model>   # the leaderboard's
+    inspect eval harness/causalgame -T protocol=published -T mode=prompting --model <model>
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any, Literal
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from benchmarks.causalgame.agent import causalgame_agent
+from benchmarks.causalgame.agent import causalgame_agent, opencode_agent, prompting_solver
 from benchmarks.causalgame.scorer import causalgame_scorer, keep_epochs
 from benchmarks.causalgame.session import start_game
 from benchmarks.causalgame.tools import ANALYSIS_TIMEOUT_S, game_tools
@@ -35,9 +37,13 @@ from harness.tool_validity import tool_call_validity
 DEFAULT_SEED = 0
 DEFAULT_EPOCHS = 3
 DEFAULT_COMPAT: Literal["intended", "original"] = "intended"
+DEFAULT_PROTOCOL: Literal["suite", "published"] = "suite"
+DEFAULT_MODE: Literal["agentic", "prompting"] = "agentic"
+DEFAULT_AGENT: Literal["react", "opencode"] = "react"
+PUBLISHED_COMPAT = "original"  # the leaderboard was made with the released game
 DEFAULT_ARCHIVIST: Literal["matcher", "model"] = "matcher"
 DEFAULT_SANDBOX: str | None = "bwrap"
-VERSION = "1.1.0"
+VERSION = "1.2.0"
 
 
 def record_to_sample(record: dict[str, Any]) -> Sample:
@@ -137,7 +143,10 @@ def causalgame(
     scenarios: str | list[str] | None = None,
     seed: int = DEFAULT_SEED,
     epochs: int = DEFAULT_EPOCHS,
-    compat: str = DEFAULT_COMPAT,
+    compat: str | None = None,
+    protocol: str = DEFAULT_PROTOCOL,
+    mode: str = DEFAULT_MODE,
+    agent: str = DEFAULT_AGENT,
     archivist: str = DEFAULT_ARCHIVIST,
     sandbox: str | None = DEFAULT_SANDBOX,
     enforce_ranges: bool | None = None,
@@ -150,35 +159,67 @@ def causalgame(
             (default: all 14).
         seed: Episode seed (same seed, same games, same Stage-2 fleets).
         epochs: Trials per scenario (the paper uses 3; metrics give a t interval).
-        compat: ``intended`` (defects fixed) or ``original`` (the released behaviour).
+        compat: ``intended`` (defects fixed) or ``original`` (the released behaviour);
+            default ``intended``, and ``original`` under ``protocol=published``.
+        protocol: ``suite`` (unsubmitted runs auto-submitted, marked) or ``published``
+            (the leaderboard's: the released game, unsubmitted runs N/A, 3 trials per cell;
+            compare with ``python -m environments.causalgame.compare``).
+        mode: ``agentic`` (tools, multi-turn) or ``prompting`` (one answer from the
+            briefing and the history, no tools).
+        agent: ``react`` (the turn protocol) or ``opencode`` (a free-running tool loop);
+            agentic mode only.
         archivist: ``matcher`` (deterministic) or ``model`` (the ``archivist`` model role).
         sandbox: ``bwrap`` for the Python analysis tool, or ``none`` to drop that tool.
         enforce_ranges: Reject DEF outside the advertised range (default: on in intended).
         enforce_budget: Reject designs whose total DEF exceeds the advertised budget.
     """
+    if protocol not in ("suite", "published"):
+        raise ValueError(f"protocol must be 'suite' or 'published', got {protocol!r}")
+    if compat is None:
+        compat = PUBLISHED_COMPAT if protocol == "published" else DEFAULT_COMPAT
     if compat not in ("intended", "original"):
         raise ValueError(f"compat must be 'intended' or 'original', got {compat!r}")
+    if protocol == "published" and compat != PUBLISHED_COMPAT:
+        raise ValueError("protocol=published runs the released game: compat must be 'original'")
+    if mode not in ("agentic", "prompting"):
+        raise ValueError(f"mode must be 'agentic' or 'prompting', got {mode!r}")
+    if agent not in ("react", "opencode"):
+        raise ValueError(f"agent must be 'react' or 'opencode', got {agent!r}")
     if archivist not in ("matcher", "model"):
         raise ValueError(f"archivist must be 'matcher' or 'model', got {archivist!r}")
     samples = [record_to_sample(scenario_record(s)) for s in parse_scenarios(scenarios)]
-    with_sandbox = sandbox is not None and sandbox != "none"
+    with_sandbox = sandbox is not None and sandbox != "none" and mode == "agentic"
     from inspect_ai.solver import use_tools
 
+    setup = [
+        start_game(
+            seed=seed,
+            compat=compat,
+            enforce_ranges=enforce_ranges,
+            enforce_budget=enforce_budget,
+            protocol=protocol,
+        )
+    ]
+    if mode == "agentic":
+        setup.append(use_tools(game_tools(with_analysis=with_sandbox, archivist=archivist)))
+    solver = (
+        prompting_solver() if mode == "prompting"
+        else opencode_agent() if agent == "opencode" else causalgame_agent()
+    )
     return Task(
         dataset=MemoryDataset(samples, name="causalgame"),
-        setup=[
-            start_game(
-                seed=seed,
-                compat=compat,
-                enforce_ranges=enforce_ranges,
-                enforce_budget=enforce_budget,
-            ),
-            use_tools(game_tools(with_analysis=with_sandbox, archivist=archivist)),
-        ],
-        solver=causalgame_agent(),
+        setup=setup,
+        solver=solver,
         scorer=[causalgame_scorer(), tool_call_validity()],
         epochs=Epochs(epochs, keep_epochs()),
         sandbox=(analysis_sandbox() if sandbox == "bwrap" else sandbox) if with_sandbox else None,
         version=VERSION,
-        metadata={"benchmark": "causalgame", "compat": compat, "seed": seed},
+        metadata={
+            "benchmark": "causalgame",
+            "compat": compat,
+            "seed": seed,
+            "protocol": protocol,
+            "mode": mode,
+            "agent": agent if mode == "agentic" else None,
+        },
     )

@@ -18,6 +18,18 @@ from environments.causalgame import Game
 
 _GAMES: dict[str, Game] = {}
 STORE_KEY = "causalgame:session"
+PROTOCOL_KEY = "causalgame:protocol"
+PROTOCOLS = ("suite", "published")
+"""``suite``: unsubmitted runs are auto-submitted (marked); ``published``: the leaderboard's
+protocol (released game behaviour, unsubmitted runs are N/A)."""
+
+
+def current_protocol() -> str:
+    """The running sample's protocol (``suite`` outside a sample or when unset)."""
+    try:
+        return str(store().get(PROTOCOL_KEY) or "suite")
+    except Exception:  # noqa: BLE001 - no sample context
+        return "suite"
 
 
 def episode_seed(seed: int, scenario_id: str, epoch: int) -> int:
@@ -92,8 +104,11 @@ def start_game(
     compat: str = "intended",
     enforce_ranges: bool | None = None,
     enforce_budget: bool = False,
+    protocol: str = "suite",
 ) -> Solver:
     """Create the sample's game (scenario from ``metadata['scenario']``) and its prompts."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         sid = scenario_id or str(state.metadata["scenario"])
@@ -107,6 +122,7 @@ def start_game(
         key = f"{state.uuid}:{state.epoch}"
         _GAMES[key] = game
         store().set(STORE_KEY, key)
+        store().set(PROTOCOL_KEY, protocol)
         state.messages = [
             ChatMessageSystem(content=system_prompt(game)),
             ChatMessageUser(content=opening_message(game)),

@@ -49,10 +49,11 @@ def section(bench: dict[str, Any]) -> str:
              "tool calls/sample | valid calls | tokens/sample | s/sample |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for e in bench["entries"]:
+        na = f" (+{e['n_na']} N/A)" if e.get("n_na") else ""  # no value, left out of the mean
         lines.append(
             f"| {e['model']} | {e['agent']} | {e['setup']} | {_num(e['score'])} | "
             f"[{_num(e['ci_lo'])}, {_num(e['ci_hi'])}] | {_num(e.get('normalised'))} | "
-            f"{e['n']} | {e['errors']} | {_num(e.get('tool_calls_per_sample'), 1)} | "
+            f"{e['n']} | {e['errors']}{na} | {_num(e.get('tool_calls_per_sample'), 1)} | "
             f"{_num(e.get('tool_call_valid_rate'))} | {_num(e['tokens_per_sample'], 0)} | "
             f"{_num(e['time_per_sample'], 1)} |")
     return "\n".join(lines)

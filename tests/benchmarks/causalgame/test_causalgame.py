@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +14,14 @@ from inspect_ai.solver import Solver
 
 import benchmarks.causalgame.policies  # noqa: F401  (registers scripted/causalgame-*)
 from benchmarks.causalgame import agents
+from benchmarks.causalgame.agent import parse_design
 from benchmarks.causalgame.causalgame import (
     VERSION,
     causalgame,
     parse_scenarios,
     record_to_sample,
 )
-from benchmarks.causalgame.scorer import parse_verdicts
+from benchmarks.causalgame.scorer import parse_judgement, parse_verdicts, trajectory_summary
 from environments.causalgame import load_scenario, scenario_record, survival_rate
 from environments.causalgame.scenarios import DATA_DIR, scenario_ids
 from harness.sandbox.bwrap import bwrap_available
@@ -154,7 +156,7 @@ def test_one_task_takes_a_name_a_list_or_a_comma_string() -> None:
     every = causalgame(sandbox="none")
     assert [s.id for s in every.dataset] == scenario_ids()
     assert len(scenario_ids()) == 14
-    assert every.version == VERSION == "1.1.0"
+    assert every.version == VERSION == "1.2.0"
     for sid in scenario_ids():
         one = causalgame(scenarios=sid, sandbox="none")
         assert [s.id for s in one.dataset] == [sid]
@@ -221,3 +223,114 @@ def test_analysis_tool_runs_pandas_in_bwrap(tmp_path: Path) -> None:
     tools = [m for m in (log.samples or [])[0].messages if m.role == "tool"]
     assert tools[0].text.strip() == "50"
     assert tools[1].error is not None and "10 s" in tools[1].error.message
+
+
+def _metrics(log: EvalLog) -> dict[str, float]:
+    scores = log.results.scores  # type: ignore[union-attr]
+    return {f"{s.name}/{k}": m.value for s in scores for k, m in s.metrics.items()}
+
+
+def test_published_protocol_counts_an_unsubmitted_run_as_na(tmp_path: Path) -> None:
+    log = _run(tmp_path, model="scripted/chatter", epochs=1, scenarios="antenna_trap",
+               protocol="published")
+    score = _score((log.samples or [])[0])
+    assert score.value["survival"] is None and score.value["victory"] is None
+    assert score.value["na"] == 1.0
+    assert score.metadata["submitted"] is False and score.metadata["protocol"] == "published"
+    assert score.metadata["compat"] == "original"  # the released game
+    assert log.eval.task_args["protocol"] == "published"
+    metrics = _metrics(log)
+    assert metrics["na/episode_count"] == 1.0
+    assert math.isnan(metrics["survival/episode_mean"])
+
+
+def test_published_protocol_needs_the_released_game() -> None:
+    with pytest.raises(ValueError, match="original"):
+        causalgame(scenarios="antenna_trap", protocol="published", compat="intended")
+    with pytest.raises(ValueError, match="mode"):
+        causalgame(scenarios="antenna_trap", mode="chat")
+
+
+def test_prompting_mode_answers_a_design_without_tools(tmp_path: Path) -> None:
+    steps = json.dumps([
+        'Antenna emission draws detection.\n{"design": {"antenna_def": 0, "camera_def": 10, '
+        '"gun_def": 10}, "equipment": {}}',
+        "Report: stealth works; uncertain about the gun.",
+    ])
+    log = inspect_eval(
+        causalgame(epochs=1, scenarios="antenna_trap", protocol="published", mode="prompting"),
+        model="scripted/sequence", model_args={"steps": steps}, log_dir=str(tmp_path),
+        display="none",
+    )[0]
+    assert log.status == "success", log.error
+    sample = (log.samples or [])[0]
+    assert not any(m.role == "tool" for m in sample.messages)
+    score = _score(sample)
+    assert score.value["survival"] > 0.85 and score.value["na"] == 0.0
+    assert score.metadata["deploys"] == 0
+
+
+def test_parse_design_takes_the_last_design_object() -> None:
+    text = 'first {"design": {"a_def": 1}} then {"antenna_def": 3, "engine_def": 4} end'
+    assert parse_design(text) == ({"antenna_def": 3, "engine_def": 4}, {})
+    assert parse_design('{"design": {"x_def": 2}, "equipment": {"coating": "stealth"}}') == (
+        {"x_def": 2}, {"coating": "stealth"})
+    assert parse_design("no json here") is None
+
+
+def test_opencode_agent_option_runs_the_tools(tmp_path: Path) -> None:
+    log = _run(tmp_path, model="scripted/causalgame-oracle", epochs=1, scenarios="antenna_trap",
+               agent="opencode")
+    score = _score((log.samples or [])[0])
+    assert score.value["victory"] == 1.0 and score.metadata["auto_submitted"] is False
+
+
+def test_no_explore_baseline_deploys_randomly_then_asks_the_model(tmp_path: Path) -> None:
+    steps = json.dumps(['{"design": {"shield_def": 25}, "equipment": '
+                        '{"enhancement_module": "signal_filter"}}', "report"])
+    log = inspect_eval(
+        causalgame(epochs=1, scenarios="deployment_zone_trap_categorical", protocol="published",
+                   mode="prompting"),
+        model="scripted/sequence", model_args={"steps": steps}, solver=agents.no_explore(),
+        log_dir=str(tmp_path), display="none",
+    )[0]
+    assert log.status == "success", log.error
+    score = _score((log.samples or [])[0])
+    assert score.metadata["deploys"] == 10 and score.metadata["drones_used"] == 200
+    assert score.value["survival"] is not None
+
+
+def test_three_judges_are_averaged_with_reasoning_and_evidence(tmp_path: Path) -> None:
+    from inspect_ai.model import get_model
+
+    def judge(verdict: str) -> Any:
+        reply = {c: {"verdict": verdict, "reasoning": f"{c} {verdict}", "evidence": ["x"]}
+                 for c in ("CR1", "CR2", "CR3", "ED1", "RQ1", "DU1")}
+        return get_model("scripted/sequence", steps=json.dumps([json.dumps(reply)]))
+
+    log = inspect_eval(
+        causalgame(epochs=1, scenarios="antenna_trap", sandbox="none"),
+        model="scripted/causalgame-oracle", log_dir=str(tmp_path), display="none",
+        model_roles={"judge": judge("SATISFIED"), "judge2": judge("NOT_SATISFIED"),
+                     "judge3": judge("PARTIALLY_SATISFIED")},
+    )[0]
+    assert log.status == "success", log.error
+    score = _score((log.samples or [])[0])
+    assert score.value["rubric"] == pytest.approx(0.5)
+    assert score.metadata["grader"].startswith("judges:")
+    judgements = score.metadata["judgements"]
+    assert len(judgements) == 3
+    assert judgements[0]["criteria"]["CR1"] == {
+        "verdict": "SATISFIED", "score": 1.0, "reasoning": "CR1 SATISFIED", "evidence": ["x"]}
+
+
+def test_parse_judgement_and_trajectory_summary() -> None:
+    from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser
+
+    got = parse_judgement('{"CR1": {"verdict": "satisfied", "reasoning": "r"}, "CR2": "?"}')
+    assert got["CR1"]["score"] == 1.0 and got["CR1"]["reasoning"] == "r"
+    assert got["CR2"]["verdict"] == "MISSING" and got["DU1"]["score"] == 0.0
+    messages: list[ChatMessage] = [ChatMessageUser(content="u" * 5000),
+                                   ChatMessageAssistant(content="a" * 5000)]
+    short = trajectory_summary(messages, budget=1000)
+    assert "[...]" in short and short.count("\n") == 1 and len(short) < 1200
