@@ -17,6 +17,7 @@ import benchmarks.causalgame.policies  # noqa: F401
 import benchmarks.formulacode.formulacode  # noqa: F401
 import benchmarks.medversa.medversa  # noqa: F401
 import benchmarks.medversa.policies  # noqa: F401
+import benchmarks.methods.cdat.cdat  # noqa: F401
 import benchmarks.methods.hmh.hmh  # noqa: F401
 import benchmarks.methods.sika_gp.sika_gp  # noqa: F401
 import benchmarks.methods.tpg.tpg  # noqa: F401

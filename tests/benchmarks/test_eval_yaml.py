@@ -24,7 +24,8 @@ REPO = Path(__file__).resolve().parents[2]
 PUBLISHED_LOGS = REPO / "leaderboards" / "published" / "logs"
 FOLDERS = ["arithmetic", "causalgame", "formulacode", "medversa", "open_problems", "probes",
            "worldtravel", "worldtravel_webscape", "methods/tpg", "methods/treca",
-           "methods/sika_gp", "methods/hmh"]
+           "methods/sika_gp", "methods/hmh",
+           "methods/cdat"]
 TASKS: dict[str, str] = {
     "arithmetic": "benchmarks.arithmetic.arithmetic:arithmetic",
     "causalgame": "benchmarks.causalgame.causalgame:causalgame",
@@ -42,6 +43,7 @@ TASKS: dict[str, str] = {
     "treca": "benchmarks.methods.treca.treca:treca",
     "sika_gp": "benchmarks.methods.sika_gp.sika_gp:sika_gp",
     "hmh": "benchmarks.methods.hmh.hmh:hmh",
+    "cdat": "benchmarks.methods.cdat.cdat:cdat",
 }
 """Task name -> its ``@task`` function (imported directly: tests may import benchmarks)."""
 

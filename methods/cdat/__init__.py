@@ -1,0 +1,1 @@
+"""Unsupervised graph anomaly scoring: energy-descent attention (CDAT) vs plain attention."""
