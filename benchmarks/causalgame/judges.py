@@ -1,7 +1,7 @@
 """Re-judge logged CausalGame episodes with three judges and report their agreement (ICC).
 
     python -m benchmarks.causalgame.judges LOG [LOG ...] \\
-        --judges embedded/smollm2-135m,embedded/qwen2.5-coder-0.5b,embedded/qwen2.5-coder-1.5b \\
+        --judges "embedded/smollm2-135m;n_ctx=8192,embedded/qwen2.5-coder-0.5b,..." \\
         [--limit 4] [--budget 6000] --out judgements.json
 
 Each episode's trajectory (every message, tool call and result, as the scorer summarises
@@ -41,6 +41,16 @@ from harness.results import list_logs, read_results, read_sample_messages, read_
 _MESSAGES = TypeAdapter(list[ChatMessage])
 
 
+def parse_judge(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"provider/model;key=value;..."`` -> (model name, model args; ints parsed)."""
+    name, *pairs = [p.strip() for p in spec.split(";") if p.strip()]
+    args: dict[str, Any] = {}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        args[key.strip()] = int(value) if value.strip().isdigit() else value.strip()
+    return name, args
+
+
 def episodes(paths: list[str], limit: int | None = None) -> list[dict[str, Any]]:
     """The logged episodes (log file, sample id, epoch, scenario, compat, final, report)."""
     out = []
@@ -77,7 +87,8 @@ async def judge_all(eps: list[dict[str, Any]], judge_names: list[str], budget: i
                     max_tokens: int) -> list[dict[str, Any]]:
     """Every episode judged by every judge (one model at a time, in order)."""
     config = GenerateConfig(max_tokens=max_tokens, temperature=0.0)
-    judges = [get_model(name, config=config) for name in judge_names]
+    judges = [get_model(name, config=config, **args)
+              for name, args in map(parse_judge, judge_names)]
     results = []
     for ep in eps:
         trajectory, report = _trajectory(ep, budget)

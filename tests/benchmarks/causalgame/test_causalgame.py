@@ -334,3 +334,31 @@ def test_parse_judgement_and_trajectory_summary() -> None:
                                    ChatMessageAssistant(content="a" * 5000)]
     short = trajectory_summary(messages, budget=1000)
     assert "[...]" in short and short.count("\n") == 1 and len(short) < 1200
+
+
+RANDOM_LOG = (Path(__file__).resolve().parents[3] / "benchmarks" / "causalgame" / "validation"
+              / "logs" / "causalgame" / "published-baselines--benchmarks_causalgame_agents_random")
+
+
+@pytest.mark.skipif(not RANDOM_LOG.is_dir(), reason="validation logs not present")
+def test_rejudging_logged_episodes_gives_an_icc() -> None:
+    """``benchmarks.causalgame.judges`` on a committed log, with three scripted judges."""
+    import asyncio
+
+    from benchmarks.causalgame.judges import agreement, episodes, judge_all, parse_judge
+
+    eps = episodes([str(RANDOM_LOG)], limit=3)
+    assert len(eps) == 3 and all(e["final"] is not None for e in eps)
+
+    def spec(verdict: str) -> str:
+        reply = {c: {"verdict": verdict, "reasoning": "r", "evidence": []}
+                 for c in ("CR1", "CR2", "CR3", "ED1", "RQ1", "DU1")}
+        return "scripted/sequence;steps=" + json.dumps([json.dumps(reply)])
+
+    assert parse_judge("embedded/x;n_ctx=8192") == ("embedded/x", {"n_ctx": 8192})
+    judges = [spec("SATISFIED"), spec("SATISFIED"), spec("NOT_SATISFIED")]
+    results = asyncio.run(judge_all(eps, judges, budget=2000, max_tokens=50))
+    assert [r["failure_mode"] for r in results] == ["D"] * 3  # 2/3 on every criterion
+    out = agreement(results)
+    assert out["criterion_level"]["n_items"] == 18 and out["criterion_level"]["n_judges"] == 3
+    assert out["missing_verdicts"] == 0

@@ -154,3 +154,24 @@ def test_validate_published_protocol_reports_the_published_checks() -> None:
     assert out["random_3trial"]["designs"] == 42
     assert out["no_explore"]["published_range"] == [52.0, 63.0]
     assert all("no_explore" in row for row in out["scenarios"].values())
+
+
+COMMITTED_RANDOM = (Path(__file__).resolve().parents[3] / "benchmarks" / "causalgame"
+                    / "validation" / "logs" / "causalgame"
+                    / "published-baselines--benchmarks_causalgame_agents_random")
+
+
+@pytest.mark.skipif(not COMMITTED_RANDOM.is_dir(), reason="validation logs not present")
+def test_the_cli_compares_a_committed_log(capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m environments.causalgame.compare LOGDIR --leaderboard ...`` on the
+    committed published-protocol Random baseline (14 scenarios x 3 trials)."""
+    from environments.causalgame.compare import main
+
+    assert main([str(COMMITTED_RANDOM), "--leaderboard", str(LEADERBOARD), "--rubric",
+                 str(RUBRIC), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["mode"] == "agentic"
+    assert result["run"]["n_episodes"] == 42 and result["run"]["n_na"] == 0
+    assert result["run"]["n_cells"] == 14 and result["run"]["ci95"] is not None
+    assert all(c["run"]["n"] == 3 and c["run"]["ci95"] is not None for c in result["cells"])
+    assert result["failure_modes"]["run"]["total"] == 42
