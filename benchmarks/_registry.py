@@ -20,6 +20,7 @@ import benchmarks.medversa.policies  # noqa: F401
 import benchmarks.methods.cdat.cdat  # noqa: F401
 import benchmarks.methods.hmh.hmh  # noqa: F401
 import benchmarks.methods.sika_gp.sika_gp  # noqa: F401
+import benchmarks.methods.tabpe.tabpe  # noqa: F401
 import benchmarks.methods.tpg.tpg  # noqa: F401
 import benchmarks.methods.treca.treca  # noqa: F401
 import benchmarks.open_problems.open_problems  # noqa: F401

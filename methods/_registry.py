@@ -23,6 +23,7 @@ import methods.editors.simple  # noqa: F401  (editors: none, ike)
 import methods.hmh.filters  # noqa: F401  (plain methods: hmh, chebnet, gcn)
 import methods.models.esamp  # noqa: F401  (whitebox method: esamp)
 import methods.sika_gp.gps  # noqa: F401  (plain methods: sika, gp-inducing, gp-exact)
+import methods.tabpe.synth  # noqa: F401  (plain methods: tab-pe, marginals)
 import methods.tpg.estimators  # noqa: F401  (plain methods: tpg, dim)
 import methods.treca.rules  # noqa: F401  (plain methods: treca, treca-plugin)
 from harness.registry import declare, register

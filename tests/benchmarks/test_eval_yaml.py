@@ -25,7 +25,7 @@ PUBLISHED_LOGS = REPO / "leaderboards" / "published" / "logs"
 FOLDERS = ["arithmetic", "causalgame", "formulacode", "medversa", "open_problems", "probes",
            "worldtravel", "worldtravel_webscape", "methods/tpg", "methods/treca",
            "methods/sika_gp", "methods/hmh",
-           "methods/cdat"]
+           "methods/cdat", "methods/tabpe"]
 TASKS: dict[str, str] = {
     "arithmetic": "benchmarks.arithmetic.arithmetic:arithmetic",
     "causalgame": "benchmarks.causalgame.causalgame:causalgame",
@@ -44,6 +44,7 @@ TASKS: dict[str, str] = {
     "sika_gp": "benchmarks.methods.sika_gp.sika_gp:sika_gp",
     "hmh": "benchmarks.methods.hmh.hmh:hmh",
     "cdat": "benchmarks.methods.cdat.cdat:cdat",
+    "tabpe": "benchmarks.methods.tabpe.tabpe:tabpe",
 }
 """Task name -> its ``@task`` function (imported directly: tests may import benchmarks)."""
 

@@ -1,0 +1,2 @@
+"""Differentially private synthetic tables: private evolution (Tab-PE) and independent
+noisy marginals."""
