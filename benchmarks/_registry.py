@@ -19,6 +19,7 @@ import benchmarks.medversa.medversa  # noqa: F401
 import benchmarks.medversa.policies  # noqa: F401
 import benchmarks.methods.cdat.cdat  # noqa: F401
 import benchmarks.methods.hmh.hmh  # noqa: F401
+import benchmarks.methods.kupbi.kupbi  # noqa: F401
 import benchmarks.methods.sika_gp.sika_gp  # noqa: F401
 import benchmarks.methods.tabpe.tabpe  # noqa: F401
 import benchmarks.methods.tpg.tpg  # noqa: F401

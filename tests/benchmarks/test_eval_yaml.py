@@ -25,7 +25,7 @@ PUBLISHED_LOGS = REPO / "leaderboards" / "published" / "logs"
 FOLDERS = ["arithmetic", "causalgame", "formulacode", "medversa", "open_problems", "probes",
            "worldtravel", "worldtravel_webscape", "methods/tpg", "methods/treca",
            "methods/sika_gp", "methods/hmh",
-           "methods/cdat", "methods/tabpe"]
+           "methods/cdat", "methods/tabpe", "methods/kupbi"]
 TASKS: dict[str, str] = {
     "arithmetic": "benchmarks.arithmetic.arithmetic:arithmetic",
     "causalgame": "benchmarks.causalgame.causalgame:causalgame",
@@ -45,6 +45,7 @@ TASKS: dict[str, str] = {
     "hmh": "benchmarks.methods.hmh.hmh:hmh",
     "cdat": "benchmarks.methods.cdat.cdat:cdat",
     "tabpe": "benchmarks.methods.tabpe.tabpe:tabpe",
+    "kupbi": "benchmarks.methods.kupbi.kupbi:kupbi",
 }
 """Task name -> its ``@task`` function (imported directly: tests may import benchmarks)."""
 
