@@ -126,6 +126,10 @@ def _fit_and_forecast(inputs: Mapping[str, Any], config: Mapping[str, Any],
 
     fit_starts = np.arange(lookback, val_start - horizon + 1, dtype=np.int64)
     val_starts = np.arange(val_start, len(past) - horizon + 1, dtype=np.int64)
+    if len(val_starts) == 0:  # validation shorter than the horizon: hold out the last fifth
+        held = max(len(fit_starts) // 5, 1)
+        val_starts = fit_starts[-held:]
+        fit_starts = fit_starts[:max(len(fit_starts) - held - horizon, 1)]
     all_starts = np.arange(lookback, len(past) - horizon + 1, dtype=np.int64)
     f_fit = features(_rows(past, fit_starts, -lookback, lookback), fit_starts)
     y_fit = _rows(past, fit_starts, 0, horizon)

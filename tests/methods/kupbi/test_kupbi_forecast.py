@@ -37,3 +37,12 @@ def test_both_forecast_a_periodic_series_well() -> None:
         forecast = fn(inputs, {}, 0)["forecast"]
         assert forecast.shape == (len(starts), 12)
         assert np.mean((forecast - rows[:, 48:]) ** 2) < 1e-3
+
+
+def test_a_validation_part_shorter_than_the_horizon_still_chooses_a_ridge() -> None:
+    series = np.sin(np.arange(200) * 2 * np.pi / 24)
+    inputs = {"past": series[:150], "val_start": 130, "test_histories": series[None, 102:150],
+              "lookback": 48, "horizon": 30, "continuation": 12}
+    for fn in (dlinear, kup_bi):
+        out = fn(inputs, {}, 0)
+        assert np.isfinite(out["val_mse"]) and out["forecast"].shape == (1, 30)
