@@ -27,7 +27,7 @@ import numpy as np
 from inspect_ai.model import ChatMessage, GenerateConfig, get_model
 from pydantic import TypeAdapter
 
-from benchmarks.causalgame.scorer import judge_episode, trajectory_summary
+from benchmarks.causalgame.scorer import judge_episode, parse_judgement, trajectory_summary
 from environments.causalgame.rubric import (
     CRITERIA_IDS,
     failure_mode,
@@ -104,6 +104,26 @@ async def judge_all(eps: list[dict[str, Any]], judge_names: list[str], budget: i
     return results
 
 
+def reparse(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Recompute verdicts, means and patterns from the stored raw replies (no model calls)."""
+    out = []
+    for r in results:
+        judgements = [{**j, "criteria": parse_judgement(j["raw"])} for j in r["judgements"]]
+        per_judge = [{k: v["score"] for k, v in j["criteria"].items()} for j in judgements]
+        mean = mean_verdicts(per_judge)
+        out.append({**r, "judgements": judgements, "verdicts": mean,
+                    "rubric": weighted_score(mean), "failure_mode": failure_mode(mean),
+                    "per_judge_rubric": [weighted_score(v) for v in per_judge]})
+    return out
+
+
+def summarise(names: list[str], results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Agreement, failure patterns and the mean rubric of judged episodes."""
+    return {"judges": names, "episodes": len(results), "agreement": agreement(results),
+            "failure_modes": mode_distribution([r["failure_mode"] for r in results]),
+            "mean_rubric": float(np.mean([r["rubric"] for r in results]))}
+
+
 def agreement(results: list[dict[str, Any]]) -> dict[str, Any]:
     """ICC across judges: criterion level (episode x criterion) and episode level."""
     crit = np.array([
@@ -122,22 +142,31 @@ def agreement(results: list[dict[str, Any]]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("logs", nargs="+")
-    parser.add_argument("--judges", required=True, help="three (or more) models, comma list")
+    parser.add_argument("logs", nargs="*")
+    parser.add_argument("--judges", help="three (or more) models, comma list")
+    parser.add_argument("--reparse", help="a judgements file: re-read its stored replies")
     parser.add_argument("--limit", type=int, default=None, help="first N episodes only")
     parser.add_argument("--budget", type=int, default=6000, help="trajectory characters")
     parser.add_argument("--max-tokens", type=int, default=700)
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
+    if args.reparse:
+        done = json.loads(Path(args.reparse).read_text(encoding="utf-8"))
+        results = reparse(done["results"])
+        summary = summarise(done["summary"]["judges"], results)
+        Path(args.out).write_text(json.dumps({"summary": summary, "results": results},
+                                             indent=1), encoding="utf-8")
+        print(json.dumps(summary, indent=1))
+        return 0
+    if not args.judges or not args.logs:
+        parser.error("give LOG... and --judges (or --reparse FILE)")
     eps = episodes(args.logs, args.limit)
     if not eps:
         print("no CausalGame episodes found", file=sys.stderr)
         return 1
     names = [n.strip() for n in args.judges.split(",") if n.strip()]
     results = asyncio.run(judge_all(eps, names, args.budget, args.max_tokens))
-    summary = {"judges": names, "episodes": len(results), "agreement": agreement(results),
-               "failure_modes": mode_distribution([r["failure_mode"] for r in results]),
-               "mean_rubric": float(np.mean([r["rubric"] for r in results]))}
+    summary = summarise(names, results)
     Path(args.out).write_text(json.dumps({"summary": summary, "results": results}, indent=1),
                               encoding="utf-8")
     print(json.dumps(summary, indent=1))

@@ -120,8 +120,10 @@ def judge_prompt(
 def parse_judgement(text: str) -> dict[str, dict[str, Any]]:
     """Per-criterion ``{verdict, score, reasoning, evidence}`` from a judge reply.
 
-    Accepts a verdict object per criterion or a bare verdict string; a missing or
-    unreadable criterion scores 0 with ``verdict: MISSING``.
+    Accepts a verdict object per criterion or a bare verdict string. A reply whose JSON is
+    cut short (a judge that ran out of tokens) keeps the criteria it completed: each
+    ``"ID": {...}`` or ``"ID": "VERDICT"`` is read on its own. A missing or unreadable
+    criterion scores 0 with ``verdict: MISSING``.
     """
     match = re.search(r"\{.*\}", text, re.S)
     data: dict[str, Any] = {}
@@ -131,6 +133,15 @@ def parse_judgement(text: str) -> dict[str, dict[str, Any]]:
             data = loaded if isinstance(loaded, dict) else {}
         except json.JSONDecodeError:
             data = {}
+    for c in CRITERIA:
+        if c.id in data:
+            continue
+        part = re.search(rf'"{c.id}"\s*:\s*(\{{[^{{}}]*\}}|"[A-Za-z_]+")', text)
+        if part:
+            try:
+                data[c.id] = json.loads(part.group(1))
+            except json.JSONDecodeError:
+                continue
     out: dict[str, dict[str, Any]] = {}
     for c in CRITERIA:
         item = data.get(c.id)

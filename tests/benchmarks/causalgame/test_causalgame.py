@@ -330,6 +330,10 @@ def test_parse_judgement_and_trajectory_summary() -> None:
     got = parse_judgement('{"CR1": {"verdict": "satisfied", "reasoning": "r"}, "CR2": "?"}')
     assert got["CR1"]["score"] == 1.0 and got["CR1"]["reasoning"] == "r"
     assert got["CR2"]["verdict"] == "MISSING" and got["DU1"]["score"] == 0.0
+    cut = parse_judgement('```json\n{"CR1": {"verdict": "SATISFIED", "reasoning": "a"},\n'
+                          '"CR2": "NOT_SATISFIED", "CR3": {"verdict": "PARTIALLY_SAT')
+    assert cut["CR1"]["score"] == 1.0 and cut["CR2"]["verdict"] == "NOT_SATISFIED"
+    assert cut["CR3"]["verdict"] == "MISSING"  # cut short: the completed criteria are kept
     messages: list[ChatMessage] = [ChatMessageUser(content="u" * 5000),
                                    ChatMessageAssistant(content="a" * 5000)]
     short = trajectory_summary(messages, budget=1000)
