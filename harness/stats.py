@@ -1021,3 +1021,34 @@ def bootstrap_rank_interval(
     lo = np.floor(np.quantile(boot, alpha / 2, axis=0)).astype(np.int64)
     hi = np.ceil(np.quantile(boot, 1 - alpha / 2, axis=0)).astype(np.int64)
     return RankIntervals(rank, lo, hi, n_boot, level)
+
+
+def icc(ratings: np.ndarray) -> dict[str, float | int | None]:
+    """Intraclass correlation of an (items x judges) matrix, Shrout & Fleiss (1979): how
+    much judges agree (CausalGame's three-judge rubric reports it).
+
+    ``icc2_1``: two-way random effects, absolute agreement, one judge (ICC(2,1));
+    ``icc2_k``: the same for the mean of the k judges (ICC(2,k)); ``icc3_1``: two-way mixed,
+    consistency. Rows with a missing rating are dropped. None where undefined (fewer than
+    two items or judges, or no variance at all).
+    """
+    x = np.asarray(ratings, dtype=float)
+    x = x[~np.isnan(x).any(axis=1)] if x.ndim == 2 else x.reshape(0, 0)
+    n, k = x.shape if x.ndim == 2 else (0, 0)
+    out: dict[str, float | int | None] = {"n_items": int(n), "n_judges": int(k),
+                                          "icc2_1": None, "icc2_k": None, "icc3_1": None}
+    if n < 2 or k < 2:
+        return out
+    grand = x.mean()
+    ss_rows = k * float(((x.mean(axis=1) - grand) ** 2).sum())
+    ss_cols = n * float(((x.mean(axis=0) - grand) ** 2).sum())
+    ss_err = float(((x - grand) ** 2).sum()) - ss_rows - ss_cols
+    msr, msc = ss_rows / (n - 1), ss_cols / (k - 1)
+    mse = ss_err / ((n - 1) * (k - 1))
+    den21 = msr + (k - 1) * mse + k * (msc - mse) / n
+    den2k = msr + (msc - mse) / n
+    den31 = msr + (k - 1) * mse
+    out["icc2_1"] = None if den21 == 0 else float((msr - mse) / den21)
+    out["icc2_k"] = None if den2k == 0 else float((msr - mse) / den2k)
+    out["icc3_1"] = None if den31 == 0 else float((msr - mse) / den31)
+    return out

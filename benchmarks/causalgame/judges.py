@@ -31,12 +31,12 @@ from benchmarks.causalgame.scorer import judge_episode, parse_judgement, traject
 from environments.causalgame.rubric import (
     CRITERIA_IDS,
     failure_mode,
-    icc,
     mean_verdicts,
     mode_distribution,
     weighted_score,
 )
 from harness.results import list_logs, read_results, read_sample_messages, read_score_metadata
+from harness.stats import icc
 
 _MESSAGES = TypeAdapter(list[ChatMessage])
 

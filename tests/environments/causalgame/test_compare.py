@@ -22,12 +22,12 @@ from environments.causalgame.rubric import (
     PUBLISHED_DISTRIBUTION,
     failure_mode,
     ground_truth,
-    icc,
     mean_verdicts,
     mode_distribution,
 )
 from environments.causalgame.scenarios import scenario_ids
 from environments.causalgame.validate import validate
+from harness.stats import icc
 
 DATA = Path(__file__).parent / "data"
 LEADERBOARD = DATA / "leaderboard_excerpt.json"
