@@ -155,6 +155,9 @@ class _Layout:
     tools_tree: Path | None = None
     mounts: dict[str, Path] = field(default_factory=dict)
     """In-sandbox writable place -> its host folder."""
+    ro_sources: dict[str, Path] = field(default_factory=dict)
+    """``ro_binds`` path -> where the unprivileged bwrap reads it from (itself, or a
+    read-only bind mount under ``root/binds`` when its ancestors are closed to others)."""
 
     @classmethod
     def create(cls, config: BwrapConfig, per_sample: bool = True) -> _Layout:
@@ -189,6 +192,7 @@ class _Layout:
                     sandbox_tools.prepare_sample_dir(var_tmp, uid, gid, chown=drop)
             if per_sample:
                 layout.cgroup = _sample_cgroup(config)
+            layout.ro_sources = _ro_sources(root, config.ro_binds, drop)
             _live_layouts.add(layout)
             return layout
         except BaseException:
@@ -211,6 +215,10 @@ class _Layout:
         if self.disk is not None:
             self.disk.remove()
             self.disk = None
+        for source in self.ro_sources.values():
+            if source.is_relative_to(self.root):
+                _unmount(source)
+        self.ro_sources = {}
         shutil.rmtree(self.root, ignore_errors=True)
         if self.root.exists():
             logger.warning("bwrap sandbox: could not remove %s", self.root)
@@ -242,6 +250,46 @@ def _sample_cgroup(config: BwrapConfig) -> SampleCgroup | None:
     if not support.usable:
         return None
     return SampleCgroup.create(config.memory_bytes, config.pids, config.cpus, support)
+
+
+def _closed_to_others(path: Path) -> bool:
+    """True when a folder above ``path`` lacks the others' search bit (e.g. under /root)."""
+    return any(not os.stat(d).st_mode & stat.S_IXOTH for d in Path(path).parents)
+
+
+def _ro_sources(root: Path, paths: list[str], drop: bool) -> dict[str, Path]:
+    """Where bwrap, running as the sample's unprivileged uid, reads each ``ro_binds`` path.
+
+    Why: bwrap resolves bind sources as that uid, so a checkout under a folder closed to
+    others (``/root``, a 0700 ``mktemp -d``) cannot be bound. As root, such a path is first
+    bind-mounted read-only under the sample's own (traversable) folder; the path's own
+    permissions still apply inside.
+    """
+    sources: dict[str, Path] = {}
+    for index, path in enumerate(paths):
+        if not drop or not _closed_to_others(Path(path)):
+            sources[path] = Path(path)
+            continue
+        target = root / "binds" / str(index)
+        target.mkdir(parents=True, mode=0o755)
+        (root / "binds").chmod(0o755)
+        for argv in (["mount", "--bind", path, str(target)],
+                     ["mount", "-o", "remount,bind,ro", str(target)]):
+            done = sp.run(argv, capture_output=True, text=True)
+            if done.returncode != 0:
+                _unmount(target)
+                raise PermissionError(
+                    f"bwrap sandbox: {path} sits under a folder other users cannot enter, "
+                    f"and binding it for the sandbox failed: {done.stderr.strip()}")
+        sources[path] = target
+    return sources
+
+
+def _unmount(target: Path) -> None:
+    # not os.path.ismount: a bind mount from the same filesystem looks like a plain folder
+    done = sp.run(["umount", str(target)], capture_output=True, text=True)
+    if done.returncode != 0 and "not mounted" not in done.stderr:
+        sp.run(["umount", "-l", str(target)], capture_output=True)
 
 
 def _check_traversable(path: Path) -> None:
@@ -398,7 +446,7 @@ def _command(
     if layout.tools_tree is not None:
         argv += sandbox_tools.bind_args(layout.tools_tree)
     for path in config.ro_binds:
-        argv += ["--ro-bind", path, path]
+        argv += ["--ro-bind", str(layout.ro_sources.get(path, path)), path]
     argv += ["--remount-ro", "/", "--chdir", workdir, "--clearenv"]
     for key, value in sandbox_env.items():
         argv += ["--setenv", key, value]
