@@ -175,7 +175,8 @@ def run_all(runs: list[Run], journal: Path, dry_run: bool = False,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file", type=Path)
-    parser.add_argument("--only", action="append", help="Only runs of this name (repeatable).")
+    parser.add_argument("--only", action="append",
+                        help="Only runs of this name or id (repeatable).")
     parser.add_argument("--dry-run", action="store_true", help="Print the commands only.")
     parser.add_argument("--build", type=Path, help="Build the board into this folder.")
     args = parser.parse_args(argv)
@@ -184,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         for kind, path in build_board(spec, args.build).items():
             print(f"{kind}: {path}")
         return 0
-    runs = [r for r in expand(spec) if not args.only or r.name in args.only]
+    runs = [r for r in expand(spec) if not args.only or r.name in args.only
+            or r.log_dir.name.split("--")[0] in args.only]
     journal = Path(spec.get("log_root", "logs")) / "runs.jsonl"
     outcomes = run_all(runs, journal, args.dry_run, echo=lambda line: print(line, flush=True))
     return 1 if any(o.startswith("failed") for _, o in outcomes) else 0
