@@ -227,7 +227,10 @@ def _read_eval_zip(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 def _read_json_log(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
     """(header, samples) of a ``.json`` log, or None when the file is not an Inspect log."""
-    data = _loads(path.read_bytes())
+    try:
+        data = _loads(path.read_bytes())
+    except ValueError:  # not JSON at all (an empty or a text file given by name)
+        return None
     if not isinstance(data, dict) or "eval" not in data:
         return None
     samples = data.pop("samples", None) or []
@@ -460,6 +463,12 @@ def _header_and_samples(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]
     return _read_json_log(path)
 
 
+def _thinned(metadata: dict[str, Any]) -> bool:
+    """Whether Inspect replaced a value of a sample summary's metadata by a note."""
+    return any(isinstance(v, str) and v.startswith("Key removed from summary")
+               for v in metadata.values())
+
+
 def read_score_metadata(paths: LogPaths, scorer: str, *,
                         recursive: bool = True) -> pl.DataFrame:
     """The ``metadata`` dict of one scorer's score on every sample, as JSON strings.
@@ -468,6 +477,8 @@ def read_score_metadata(paths: LogPaths, scorer: str, *,
     that a report also wants (the KV methods' tree bytes or modelled time to first token).
     Columns: ``log_file``, ``eval_metadata``, ``sample_id``, ``epoch``, ``metadata`` (sorted
     keys; ``{}`` when the score has none). Samples without that scorer's score are left out.
+    Where Inspect thinned a sample's summary (a large value replaced by a "Key removed
+    from summary" note), the metadata is read from that sample's full record instead.
     """
     rows: list[dict[str, Any]] = []
     for path in list_logs(paths, recursive=recursive):
@@ -480,10 +491,14 @@ def read_score_metadata(paths: LogPaths, scorer: str, *,
             score = (sample.get("scores") or {}).get(scorer)
             if score is None:
                 continue
+            epoch = int(sample.get("epoch") or 1)
+            metadata = score.get("metadata") or {}
+            if _thinned(metadata):
+                full = _sample_json(path, sample.get("id", ""), epoch)
+                metadata = ((full.get("scores") or {}).get(scorer) or {}).get("metadata") or {}
             rows.append({"log_file": str(path), "eval_metadata": eval_metadata,
-                         "sample_id": str(sample.get("id")),
-                         "epoch": int(sample.get("epoch") or 1),
-                         "metadata": _dumps(score.get("metadata") or {})})
+                         "sample_id": str(sample.get("id")), "epoch": epoch,
+                         "metadata": _dumps(metadata)})
     schema = {"log_file": pl.String(), "eval_metadata": pl.String(), "sample_id": pl.String(),
               "epoch": pl.Int64(), "metadata": pl.String()}
     return pl.DataFrame(rows, schema=schema)

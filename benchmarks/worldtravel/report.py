@@ -4,7 +4,9 @@
 
 Reads logs only through ``harness.results`` and intervals only through ``harness.stats``;
 one row per (model, constraints mode): delivery, feasibility and micro pass rate with 95%
-CIs, feasibility per constraint-count bucket, and the fitted planning horizon. Errored
+CIs, feasibility per constraint-count bucket, and the fitted planning horizon; then
+TravelPlanner's six rates (delivery, commonsense / hard micro (pooled) and macro, final pass)
+from the checker's per-constraint reports. Errored
 samples count under the benchmark's errored-sample policy (eval.yaml: ``zero``, an errored
 sample delivers no plan and scores 0), the same rule as the leaderboard and the factorial
 analysis; the table gives their count and the policy.
@@ -22,10 +24,19 @@ import numpy as np
 import polars as pl
 
 from benchmarks.worldtravel.analysis import planning_horizon
-from environments.worldtravel.analysis import BUCKETS, bucket
+from environments.worldtravel.analysis import (
+    BUCKETS,
+    TRAVELPLANNER_RATES,
+    PlanCounts,
+    bucket,
+    plan_counts,
+    travelplanner_rates,
+)
+from environments.worldtravel.store import scenario_index
 from harness.results import (
     apply_errored_policy,
     read_results,
+    read_score_metadata,
     with_metadata_columns,
     with_unreported_keys,
 )
@@ -125,6 +136,49 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def travelplanner(paths: list[Path], samples: pl.DataFrame) -> list[dict[str, Any]]:
+    """TravelPlanner's six rates per (model, mode), from the checker's per-constraint
+    reports in the logs' score metadata.
+
+    The sample set is ``samples`` (:func:`per_sample`, so the errored-sample policy has
+    already decided): a sample the policy dropped is left out; an errored sample kept
+    under ``zero`` is an undelivered plan over its scenario's constraints."""
+    meta = read_score_metadata([str(p) for p in paths], "worldtravel_checker")
+    reports = {(r["log_file"], r["sample_id"], r["epoch"]): json.loads(r["metadata"])
+               for r in meta.iter_rows(named=True)}
+    scenarios = scenario_index()
+    rows = []
+    for (model, mode), group in samples.group_by(["model", "mode"], maintain_order=True):
+        plans: list[PlanCounts] = []
+        for r in group.iter_rows(named=True):
+            if r["feasible"] is None:  # left out by the errored-sample policy
+                continue
+            report = reports.get((r["log_file"], str(r["sample_id"]), int(r["epoch"])))
+            if report is None or r["errored"]:
+                known = scenarios.get(str(r["sample_id"]))
+                kinds = [c.kind for c in known.constraints] if known else []
+                plans.append(plan_counts(False, [{"kind": k, "passed": False}
+                                                 for k in kinds]))
+            else:
+                plans.append(plan_counts(bool(report.get("delivered", r["delivered"])),
+                                         report.get("results", [])))
+        rows.append({"model": model, "mode": mode, "n": len(plans),
+                     **travelplanner_rates(plans)})
+    return rows
+
+
+def travelplanner_markdown(rows: list[dict[str, Any]]) -> str:
+    """TravelPlanner's table: delivery, commonsense and hard micro / macro, final pass."""
+    head = ["model", "constraints", "n", "delivery", "commonsense micro",
+            "commonsense macro", "hard micro", "hard macro", "final pass"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [r["model"], r["mode"], str(r["n"])] + [
+            "–" if math.isnan(r[k]) else f"{r[k]:.3f}" for k in TRAVELPLANNER_RATES]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def plot(rows: list[dict[str, Any]], out: Path) -> None:
     """Feasibility by constraint-count bucket, one line per (model, mode)."""
     import matplotlib
@@ -158,8 +212,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("logs", nargs="+", type=Path)
     parser.add_argument("--plot", type=Path, default=None)
     args = parser.parse_args(argv)
-    rows = summary(per_sample(args.logs))
+    samples = per_sample(args.logs)
+    rows = summary(samples)
     print(markdown(rows))
+    print("\nTravelPlanner's rates (micro pooled over all constraint instances; macro and "
+          "final pass over all queries):\n")
+    print(travelplanner_markdown(travelplanner(args.logs, samples)))
     if args.plot:
         plot(rows, args.plot)
     return 0

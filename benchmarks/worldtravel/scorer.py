@@ -3,7 +3,8 @@
 Per sample: ``delivered`` (a parseable itinerary), ``feasible`` (every constraint passes:
 the headline, TravelPlanner's final pass) and ``micro`` (passed / applicable
 constraints); the metadata keeps the per-constraint report, the cost and the tool calls.
-Across samples: macro pass rate per constraint kind and category, feasibility per
+Across samples: macro pass rate per constraint kind and category, TravelPlanner's six
+rates (delivery, commonsense and hard micro (pooled) and macro, final pass), feasibility per
 constraint-count bucket, the fitted planning horizon, and the cost gap to the CP-SAT
 reference plan over feasible plans.
 """
@@ -53,6 +54,28 @@ def macro_by_kind() -> Metric:
         }
 
     return compute
+
+
+@metric
+def travelplanner() -> Metric:
+    """TravelPlanner's six rates (``tp/delivery_rate``, ``tp/commonsense_micro`` pooled,
+    ``tp/commonsense_macro``, ``tp/hard_micro``, ``tp/hard_macro``, ``tp/final_pass``)."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        plans = [
+            analysis.plan_counts(bool((s.score.metadata or {}).get("delivered",
+                                                                   _value(s, "delivered"))),
+                                 (s.score.metadata or {}).get("results", []))
+            for s in scores
+        ]
+        return {f"tp/{k}": v for k, v in analysis.travelplanner_rates(plans).items()}
+
+    return compute
+
+
+def _value(score: SampleScore, key: str) -> float:
+    value = score.score.value
+    return float(value.get(key, 0.0)) if isinstance(value, dict) else 0.0
 
 
 @metric
@@ -124,6 +147,7 @@ def score_submission(scenario_id: str, submission: str) -> tuple[dict[str, float
         "micro": report["passed"] / total,
     }
     meta = {
+        "delivered": report["delivered"],
         "n_constraints": scenario.n_constraints,
         "feasible": report["feasible"],
         "passed": report["passed"],
@@ -145,6 +169,7 @@ def score_submission(scenario_id: str, submission: str) -> tuple[dict[str, float
             "micro": [mean(), stderr()],
         },
         macro_by_kind(),
+        travelplanner(),
         feasibility_by_bucket(),
         planning_horizon(),
         cost_gap(),

@@ -435,3 +435,17 @@ def test_read_score_metadata(logs: dict[str, Path], fmt: str) -> None:
         assert json.loads(row["metadata"]) == {"parity": int(row["sample_id"]) % 2}
         assert json.loads(row["eval_metadata"])["prompt"] == "cot"
     assert read_score_metadata(logs[fmt], "no_such_scorer").height == 0
+
+
+def test_score_metadata_thinned_in_a_summary_is_read_from_the_sample() -> None:
+    """Inspect drops large metadata values from a running log's summaries; the full
+    sample record still holds them (a committed 0.5B WorldTravel log)."""
+    from harness.results import read_score_metadata
+
+    folder = (Path(__file__).resolve().parents[2] / "leaderboards" / "published" / "logs"
+              / "worldtravel" / "worldtravel--embedded_qwen2.5-coder-0.5b")
+    meta = read_score_metadata([str(folder)], "worldtravel_checker")
+    assert meta.height >= 1
+    for raw in meta["metadata"]:
+        results = json.loads(raw)["results"]
+        assert isinstance(results, list) and results and "kind" in results[0]

@@ -16,6 +16,7 @@ from benchmarks.worldtravel import report
 from benchmarks.worldtravel.scorer import score_submission
 from benchmarks.worldtravel.tools import get_details, search_restaurants
 from benchmarks.worldtravel.worldtravel import record_to_sample, worldtravel
+from environments.worldtravel.analysis import TRAVELPLANNER_RATES
 from environments.worldtravel.store import shipped_scenarios
 
 
@@ -91,6 +92,22 @@ def test_oracle_is_always_feasible_and_tool_calls_are_counted(tmp_path: Path) ->
     rows = report.summary(report.per_sample([tmp_path]))
     assert len(rows) == 1 and rows[0]["n"] == 30 and rows[0]["feasible"][0] == 1.0
     assert "| scripted/worldtravel-oracle | hidden | 30 |" in report.markdown(rows)
+    assert all(metrics[f"tp/{k}"] == 1.0 for k in TRAVELPLANNER_RATES)
+
+
+def test_travelplanner_rates_in_the_log_and_the_report_agree(tmp_path: Path) -> None:
+    metrics = _metrics(tmp_path, "scripted/worldtravel-greedy", family="DUN")
+    # final pass is feasibility; the pooled micro is not the per-sample mean
+    assert metrics["tp/final_pass"] == pytest.approx(metrics["feasible"])
+    assert metrics["tp/delivery_rate"] == 1.0
+    assert metrics["tp/commonsense_micro"] > metrics["tp/hard_micro"]
+    samples = report.per_sample([tmp_path])
+    [row] = report.travelplanner([tmp_path], samples)
+    assert row["n"] == 30
+    for key in TRAVELPLANNER_RATES:
+        assert row[key] == pytest.approx(metrics[f"tp/{key}"]), key
+    assert "| scripted/worldtravel-greedy | hidden | 30 | 1.000 |" in (
+        report.travelplanner_markdown([row]))
 
 
 def test_greedy_and_random_score_below_the_oracle(tmp_path: Path) -> None:
