@@ -107,7 +107,7 @@ def formulacode(
     tasks: str | list[str] | None = None,
     rounds: int = DEFAULT_ROUNDS,
     repeat: int = DEFAULT_REPEAT,
-    timer: str = "process",
+    timer: str = "task",
     time_limit: int = DEFAULT_TIME_LIMIT,
     cpus: float = DEFAULT_CPUS,
     memory: str = DEFAULT_MEMORY,
@@ -120,7 +120,9 @@ def formulacode(
         tasks: Comma-separated task ids or pack slugs to keep (default: all).
         rounds: Interleaved timing rounds (baseline/expert/agent per round; spec: >= 5).
         repeat: Timing samples per workload per round.
-        timer: ``process`` (CPU time, robust on shared machines) or ``wall`` (asv's default).
+        timer: ``task`` (each task's declared timer: ``process_cpu`` unless its metadata
+            says ``wall``), ``process_cpu`` (CPU time on one pinned CPU, robust on shared
+            machines) or ``wall`` (wall clock on the task's declared CPU set).
         time_limit: Agent wall-clock limit in seconds.
         cpus: CPU limit of the sandbox (pack tasks; compose.yaml carries 2.0).
         memory: Memory limit of the sandbox.

@@ -82,15 +82,16 @@ def _infra(reason: str) -> Score:
     "triage": [mean()],
     "diagnosis": [mean()],
 })
-def formulacode_scorer(rounds: int = 5, repeat: int = 3, timer: str = "process",
-                       timeout: int = 3600) -> Scorer:
+def formulacode_scorer(rounds: int = 5, repeat: int = 3, timer: str = "task",
+                       timeout: int = 3600, max_rounds: int = 10) -> Scorer:
     """Apply the agent's diff to a clean base tree, gate on tests and snapshots, time
     baseline/expert/agent interleaved, and score advantage, speedup and reward."""
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
         settings = GradeSettings(rounds=rounds, repeat=repeat, timer=timer,
-                                 python=str(meta.get("python", "python3")))
+                                 max_rounds=max_rounds,
+                                 python=str(meta.get("python", "python3"))).for_task(meta)
         try:
             await install_runtime()
             await sandbox().write_file(f"{WORK}/expert.patch", str(meta["patch"]))

@@ -2,7 +2,8 @@
 
 The runtime (``runtime/fc_grade.py`` + ``runtime/fc_bench.py``) runs where the code runs —
 inside the task container — so baseline, expert and candidate trees are timed interleaved in
-the same container on the same pinned CPU. This module writes its config, starts it through
+the same container on the same CPUs (one pinned CPU for CPU time, the task's CPU set
+for wall-clock time). This module writes its config, starts it through
 an executor (a docker container here, Inspect's sandbox in the scorer, a local subprocess in
 tests) and returns the parsed result for :mod:`.metrics`.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,18 +23,51 @@ REMOTE_RUNTIME = "/opt/fc_runtime"
 START, END = "FORMULACODE_RESULT_START", "FORMULACODE_RESULT_END"
 
 
+TIMERS = ("process_cpu", "wall")
+DEFAULT_TIMER = "process_cpu"
+
+
 @dataclass
 class GradeSettings:
-    """How a task is measured (spec §5.3 resolution: >= 5 interleaved rounds)."""
+    """How a task is measured (spec §5.3 resolution: >= 5 interleaved rounds).
+
+    ``timer``: ``process_cpu`` (CPU time on one pinned CPU, BLAS at one thread: robust to
+    co-tenants, blind to parallelism), ``wall`` (wall clock on the ``cpus`` CPU set with
+    that many threads: sees parallelism and I/O hiding) or ``task`` (what the task's
+    metadata declares, ``process_cpu`` when it declares nothing). ``max_rounds`` > ``rounds``
+    turns on round calibration: extra rounds for workloads whose CV is above
+    ``cv_target``, within ``calibration_budget`` seconds. ``controls`` are extra base-tree
+    copies timed only, from which the host calibrates the noise floor.
+    """
 
     rounds: int = 5
     repeat: int = 3
-    timer: str = "process"  # 'process' (CPU time, robust to co-tenants) or 'wall' (asv's)
-    cpu: int | None = None  # CPU to pin timing runs to; None = the highest allowed
+    timer: str = DEFAULT_TIMER
+    cpus: int | list[int] | str | None = None  # the wall timer's CPU set (count or CPUs)
+    cpu: int | None = None  # CPU of the process_cpu timer; None = the highest allowed
+    max_rounds: int | None = None  # None = rounds (no calibration rounds)
+    cv_target: float = 0.02
+    calibration_budget: float = 300.0
+    sample_budget: float = 1.0  # seconds per workload per round for CV-targeted repeats
+    max_repeat: int = 50
+    controls: list[str] = field(default_factory=list)
+    snapshot_timeout: float = 30.0
     test_timeout: int = 900
     bench_timeout: int = 900
     python: str = "python3"
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def for_task(self, meta: dict[str, Any]) -> GradeSettings:
+        """These settings with the task's declared timer and CPUs applied (``timer='task'``
+        takes the task's ``timer``; undeclared ``cpus`` take the task's)."""
+        timer = self.timer
+        if timer == "task":
+            timer = str(meta.get("timer") or DEFAULT_TIMER)
+        timer = "process_cpu" if timer == "process" else timer
+        if timer not in TIMERS:
+            raise ValueError(f"unknown timer {timer!r}: one of {TIMERS} or 'task'")
+        cpus = self.cpus if self.cpus is not None else meta.get("cpus")
+        return replace(self, timer=timer, cpus=cpus)
 
 
 def runtime_sources() -> dict[str, str]:
@@ -48,9 +82,14 @@ def grade_config(repo: str, expert_patch_path: str, candidates: dict[str, dict[s
     ``{"from_repo": True}`` (the agent's working tree) or ``{"patch": PATH}``."""
     return {"repo": repo, "base_ref": base_ref, "expert_patch": expert_patch_path,
             "candidates": candidates, "rounds": settings.rounds, "repeat": settings.repeat,
-            "timer": settings.timer, "cpu": settings.cpu, "python": settings.python,
-            "test_timeout": settings.test_timeout, "bench_timeout": settings.bench_timeout,
-            "work": work, **settings.extra}
+            "timer": settings.for_task({}).timer if settings.timer != "task" else DEFAULT_TIMER,
+            "cpus": settings.cpus, "cpu": settings.cpu,
+            "max_rounds": settings.max_rounds or settings.rounds,
+            "cv_target": settings.cv_target, "calibration_budget": settings.calibration_budget,
+            "sample_budget": settings.sample_budget, "max_repeat": settings.max_repeat,
+            "controls": list(settings.controls), "snapshot_timeout": settings.snapshot_timeout,
+            "python": settings.python, "test_timeout": settings.test_timeout,
+            "bench_timeout": settings.bench_timeout, "work": work, **settings.extra}
 
 
 def parse_result(stdout: str) -> dict[str, Any]:

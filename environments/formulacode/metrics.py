@@ -101,7 +101,8 @@ def round_cv(tree: Mapping[str, Any]) -> float:
     """Timing noise of one tree: median over workloads of the coefficient of variation of
     its per-round medians (the same code measured once per round)."""
     cvs = []
-    for values in (tree.get("round_medians") or {}).values():
+    for raw in (tree.get("round_medians") or {}).values():
+        values = [v for v in raw if v is not None]
         if len(values) >= 2 and statistics.mean(values) > 0:
             cvs.append(statistics.stdev(values) / statistics.mean(values))
     return statistics.median(cvs) if cvs else math.nan

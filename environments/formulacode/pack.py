@@ -84,6 +84,9 @@ def pack_record(slug: str, counter: int, pack_dir: Path = PACK_DIR) -> dict[str,
     repo_name = meta["repo_name"]
     container = f"{repo_name.replace('/', '-').lower()}-{base_sha}:final"
     owner, repo = repo_name.split("/")
+    # how the task is timed (task.json): "timer" ("process_cpu" default | "wall") and, for
+    # the wall clock, "cpus" (a count or a CPU list); only present when declared
+    timing = {k: meta[k] for k in ("timer", "cpus") if k in meta}
     return {
         "task_id": f"{owner}_{repo}_{counter}",
         "repo_name": repo_name,
@@ -98,6 +101,7 @@ def pack_record(slug: str, counter: int, pack_dir: Path = PACK_DIR) -> dict[str,
         "pr_base_sha": base_sha,
         "pr_number": int(meta["pr_number"]),
         "pack_slug": slug,
+        **timing,
     }
 
 

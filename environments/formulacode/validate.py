@@ -34,6 +34,7 @@ from environments.formulacode.records import TaskRecord, load_records
 
 def validate_task(box: Container, record: TaskRecord, settings: GradeSettings) -> dict[str, Any]:
     """Grade oracle and noop on one pack task inside ``box``; returns the summary row."""
+    settings = settings.for_task(record.extra)
     slug = record.extra["pack_slug"]
     repo, work = f"/workspace/{slug}", f"/tmp/fc_validate/{slug}"
     box.exec(["rm", "-rf", repo, work])
@@ -88,6 +89,7 @@ def run(task: str | None, settings: GradeSettings) -> dict[str, Any]:
             print(f"[validate] {record.task_id}: {out['tasks'][record.task_id]}",
                   file=sys.stderr)
     out["settings"] = {"rounds": settings.rounds, "repeat": settings.repeat,
+                       "max_rounds": settings.max_rounds, "cv_target": settings.cv_target,
                        "timer": settings.timer, "image": image,
                        "seconds": round(time.time() - t0, 1), "loadavg_end": os.getloadavg()}
     return out
@@ -98,11 +100,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--task", default=None, help="task id or pack slug (default: all)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--timer", choices=("process", "wall"), default="process")
+    parser.add_argument("--max-rounds", type=int, default=10,
+                        help="calibration: extra rounds for workloads above --cv-target")
+    parser.add_argument("--cv-target", type=float, default=0.02)
+    parser.add_argument("--timer", choices=("task", "process_cpu", "process", "wall"),
+                        default="task", help="task = each task's declared timer")
     parser.add_argument("--json", action="store_true", help="print JSON (the default output)")
     args = parser.parse_args(argv)
     result = run(args.task, GradeSettings(rounds=args.rounds, repeat=args.repeat,
-                                          timer=args.timer))
+                                          timer=args.timer, max_rounds=args.max_rounds,
+                                          cv_target=args.cv_target))
     print(json.dumps(result, indent=2 if not args.json else None, default=str))
     ok = all(t["tests_pass"] and t["oracle_speedup"] > 1.05 for t in result["tasks"].values())
     return 0 if ok else 1

@@ -10,8 +10,22 @@ Steps (spec §5): build one tree per candidate from a pristine export of the bas
 diff, or a patch file) — then restore the benchmark dir, the asv config and every test file
 to the base version in every tree (agents cannot edit workloads or tests), run the tests in
 each tree, capture benchmark return values on the baseline and verify the others against
-them, and time all trees interleaved over rounds (order rotated each round) in the same
-container, pinned to one CPU with ``taskset``. Each timing run is a fresh interpreter.
+them, and time all trees interleaved over rounds (order rotated each round, reversed every
+other) in the same container. Each timing run is a fresh interpreter (``fc_bench.py``,
+which forks one child per workload).
+
+Timer and CPUs (``cfg["timer"]``, ``cfg["cpus"]``, from the task's metadata): CPU time
+(``process_cpu``, the default) pins every run to one CPU with BLAS/OpenMP at one thread;
+wall-clock (``wall``) runs on the task's declared CPU set with that many threads, so a
+parallelisation or I/O-hiding change can show its speedup (see :func:`cpu_plan`).
+
+Calibration: inside a round each workload samples until its CV reaches ``cv_target`` (or
+its per-round budget is spent); after ``rounds`` rounds, extra rounds (up to
+``max_rounds``, within ``calibration_budget`` seconds) re-time only the workloads whose
+round-to-round CV is still above the target. The achieved CV per workload is recorded
+(``trees[name]["cv"]``; per-round sample CVs in ``sample_cv``). ``controls`` (e.g.
+``["control"]``) add extra copies of the base tree that are only timed: base-vs-base
+measurements from which the host calibrates the noise floor.
 """
 
 from __future__ import annotations
@@ -222,12 +236,75 @@ def touched_functions(pristine: Path, patch: str) -> list[str]:
     return sorted(out)
 
 
+def parse_cpus(spec: Any) -> int | list[int] | None:
+    """A task's declared ``cpus``: a count (``4``), a CPU list (``[0, 1]``) or a set in
+    ``taskset`` syntax (``"0-3,6"``); None when undeclared."""
+    if spec is None or spec == "":
+        return None
+    if isinstance(spec, bool):
+        raise ValueError(f"bad cpus {spec!r}")
+    if isinstance(spec, int | float):
+        return max(1, int(spec))
+    if isinstance(spec, list | tuple):
+        return sorted({int(c) for c in spec})
+    text = str(spec).strip()
+    if text.isdigit():
+        return max(1, int(text))
+    out: set[int] = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return sorted(out)
+
+
+def cpu_plan(timer: str, cpus: Any = None, requested: int | None = None,
+             allowed: list[int] | None = None) -> dict[str, Any]:
+    """Where timing runs go and how many threads BLAS/OpenMP may use.
+
+    CPU time (``process_cpu``, the default) pins every run to one CPU with one BLAS
+    thread, as before. Wall-clock timing (``wall``) uses the task's declared CPU set
+    (``cpus``: a count, taken from the highest allowed CPUs, or explicit CPUs) with that
+    many threads, so a parallel optimisation can show its speedup; undeclared = one CPU.
+    """
+    allowed = sorted(allowed if allowed is not None else os.sched_getaffinity(0))
+    declared = parse_cpus(cpus) if timer == "wall" else None
+    note = ""
+    if declared is None:
+        chosen = [requested if requested in allowed else allowed[-1]]
+    elif isinstance(declared, int):
+        chosen = allowed[-declared:]
+        if len(chosen) < declared:
+            note = f"task declares {declared} cpus, only {len(chosen)} allowed"
+    else:
+        chosen = [c for c in declared if c in allowed]
+        if len(chosen) < len(declared):
+            note = f"declared cpus {declared} not all allowed (have {allowed})"
+        chosen = chosen or allowed[-len(declared):]
+    taskset = (["taskset", "-c", ",".join(map(str, chosen))]
+               if shutil.which("taskset") is not None else [])
+    return {"cpus": chosen, "threads": len(chosen), "taskset": taskset, "note": note}
+
+
 def pin_cpu(requested: int | None) -> list[str]:
-    if shutil.which("taskset") is None:
-        return []
-    allowed = sorted(os.sched_getaffinity(0))
-    cpu = requested if requested in allowed else allowed[-1]
-    return ["taskset", "-c", str(cpu)]
+    """The one-CPU ``taskset`` prefix of the CPU-time timer (kept for callers)."""
+    return list(cpu_plan("process_cpu", None, requested)["taskset"])
+
+
+def thread_env(threads: int) -> dict[str, str]:
+    n = str(max(1, threads))
+    return dict(os.environ, OMP_NUM_THREADS=n, OPENBLAS_NUM_THREADS=n, MKL_NUM_THREADS=n,
+                NUMBA_NUM_THREADS=n, VECLIB_MAXIMUM_THREADS=n, PYTHONHASHSEED="0",
+                PYTHONDONTWRITEBYTECODE="1")
+
+
+def _cv(values: list[float]) -> float:
+    vals = [v for v in values if v is not None]
+    if len(vals) < 2:
+        return math.nan
+    mean = sum(vals) / len(vals)
+    if mean <= 0:
+        return math.nan
+    return math.sqrt(sum((v - mean) ** 2 for v in vals) / (len(vals) - 1)) / mean
 
 
 def grade(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -250,6 +327,9 @@ def grade(cfg: dict[str, Any]) -> dict[str, Any]:
             patches[name] = agent_patch(repo, base)
         else:
             patches[name] = Path(spec["patch"]).read_text() if spec.get("patch") else ""
+    controls = [c for c in cfg.get("controls", []) if c not in patches]
+    for name in controls:  # a second copy of the base, timed only: calibrates the noise floor
+        patches[name] = ""
     out: dict[str, Any] = {"load_before": os.getloadavg(), "trees": {}, "patches": patches}
     trees: dict[str, Path] = {}
     for name, patch in patches.items():
@@ -267,52 +347,103 @@ def grade(cfg: dict[str, Any]) -> dict[str, Any]:
     if not out["workloads"]:
         out["infra_error"] = "no benchmarks discovered"
         return out
+    out["controls"] = controls
     for name, tree in trees.items():
-        if name == "baseline":
+        if name == "baseline" or name in controls:
             continue  # the gate compares candidates with the expert, never with the base
         out["trees"][name]["tests"] = run_tests(tree, python, cfg.get("test_timeout", 900))
     snaps: dict[str, Any] = {}
+    snap_env = dict(os.environ, PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
     for name, tree in trees.items():
+        if name in controls:
+            continue
         snap = work / f"{name}.snap.pkl"
-        done = sh([python, str(BENCH), "snapshot", str(tree), str(snap)], timeout=900)
+        done = sh([python, str(BENCH), "snapshot", str(tree), str(snap), "--timeout",
+                   str(cfg.get("snapshot_timeout", 30))], timeout=cfg.get("bench_timeout", 900),
+                  env=snap_env)
         snaps[name] = pickle.loads(snap.read_bytes()) if snap.exists() else {}
         if not snap.exists():
             out["trees"][name]["snapshot_error"] = done.stderr[-1500:]
     for name in trees:
-        if name != "baseline" and "baseline" in snaps:
+        if name != "baseline" and name not in controls and "baseline" in snaps:
             out["trees"][name]["snapshot"] = verify(snaps["baseline"], snaps[name])
-    pin = pin_cpu(cfg.get("cpu"))
-    out["pinned"] = pin
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               NUMBA_NUM_THREADS="1", PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
+    timer = cfg.get("timer", "process_cpu")
+    plan = cpu_plan(timer, cfg.get("cpus"), cfg.get("cpu"))
+    out.update(pinned=plan["taskset"], cpu_plan=plan)
+    env = thread_env(plan["threads"])
     names = list(trees)
     rounds, repeat = int(cfg.get("rounds", 5)), int(cfg.get("repeat", 3))
+    max_rounds = max(rounds, int(cfg.get("max_rounds", rounds)))
+    cv_target = float(cfg.get("cv_target", 0.02))
+    budget = float(cfg.get("calibration_budget", 300))
+    bench_opts = ["--repeat", str(repeat), "--timer", timer, "--cv-target", str(cv_target),
+                  "--budget", str(cfg.get("sample_budget", 1.0)),
+                  "--max-repeat", str(cfg.get("max_repeat", 50))]
     for name in names:
-        out["trees"][name].update(samples={}, round_medians={}, bench_errors={})
+        out["trees"][name].update(samples={}, round_medians={}, bench_errors={},
+                                  sample_cv={}, cv={})
     t0 = time.time()
-    for r in range(rounds):
-        k = r % len(names)
-        order = names[k:] + names[:k]
-        if r % 2:
-            order.reverse()
-        for name in order:
-            res_file = work / f"{name}.r{r}.json"
-            done = sh([*pin, python, str(BENCH), "time", str(trees[name]), str(res_file),
-                       "--repeat", str(repeat), "--timer", cfg.get("timer", "process")],
-                      timeout=cfg.get("bench_timeout", 900), env=env)
-            if not res_file.exists():
-                out["trees"][name]["bench_errors"]["*"] = done.stderr[-1500:]
-                continue
-            res = json.loads(res_file.read_text())
-            tree_out = out["trees"][name]
-            tree_out["bench_errors"].update(res["errors"])
-            for wl, values in res["samples"].items():
-                tree_out["samples"].setdefault(wl, []).extend(values)
-                middle = sorted(values)[len(values) // 2]
-                tree_out["round_medians"].setdefault(wl, []).append(middle)
-    out.update(timing_seconds=time.time() - t0, load_after=os.getloadavg(), rounds=rounds,
-               repeat=repeat, timer=cfg.get("timer", "process"))
+    only: list[str] | None = None
+    r = 0
+    while r < max_rounds:
+        if r >= rounds:  # calibration: more rounds for the workloads still above target
+            only = sorted({wl for name in names for wl, cv in
+                           round_cvs(out["trees"][name], r).items()
+                           if not (cv <= cv_target)})
+            if not only or time.time() - t0 > budget:
+                break
+        _time_round(out, trees, names, r, only, work, python, bench_opts, env, cfg)
+        r += 1
+    for name in names:
+        tree_out = out["trees"][name]
+        for wl in tree_out["round_medians"]:
+            tree_out["round_medians"][wl] += [None] * (r - len(tree_out["round_medians"][wl]))
+        tree_out["cv"] = round_cvs(tree_out, r)
+    out.update(timing_seconds=time.time() - t0, load_after=os.getloadavg(), rounds=r,
+               min_rounds=rounds, repeat=repeat, timer=timer, cv_target=cv_target)
     return out
+
+
+def round_cvs(tree_out: dict[str, Any], upto: int) -> dict[str, float]:
+    """Per workload: CV of its per-round medians (the same code measured once a round)."""
+    return {wl: _cv(vals[:upto]) for wl, vals in tree_out.get("round_medians", {}).items()}
+
+
+def _time_round(out: dict[str, Any], trees: dict[str, Path], names: list[str], r: int,
+                only: list[str] | None, work: Path, python: str, bench_opts: list[str],
+                env: dict[str, str], cfg: dict[str, Any]) -> None:
+    """One round: every tree once, order rotated each round and reversed every other."""
+    k = r % len(names)
+    order = names[k:] + names[:k]
+    if r % 2:
+        order.reverse()
+    extra: list[str] = []
+    if only is not None:
+        only_file = work / f"only.r{r}.json"
+        only_file.write_text(json.dumps(only))
+        extra = ["--only", str(only_file)]
+    for name in order:
+        res_file = work / f"{name}.r{r}.json"
+        done = sh([*out["pinned"], python, str(BENCH), "time", str(trees[name]), str(res_file),
+                   *bench_opts, *extra], timeout=cfg.get("bench_timeout", 900), env=env)
+        tree_out = out["trees"][name]
+        if not res_file.exists():
+            tree_out["bench_errors"]["*"] = done.stderr[-1500:]
+            continue
+        res = json.loads(res_file.read_text())
+        tree_out["bench_errors"].update(res["errors"])
+        if name == "baseline" or "workload_meta" not in out:
+            meta = out.setdefault("workload_meta", {})
+            for wl, info in res.get("meta", {}).items():
+                meta.setdefault(wl, {k: info.get(k) for k in
+                                     ("kind", "unit", "higher_is_better", "number")})
+        for wl, values in res["samples"].items():
+            tree_out["samples"].setdefault(wl, []).extend(values)
+            medians = tree_out["round_medians"].setdefault(wl, [])
+            medians += [None] * (r - len(medians))
+            medians.append(sorted(values)[len(values) // 2])
+            cv = res.get("meta", {}).get(wl, {}).get("cv")
+            tree_out["sample_cv"].setdefault(wl, []).append(cv)
 
 
 def main(argv: list[str]) -> int:

@@ -59,3 +59,24 @@ def run_list(tree: Path) -> list[str]:
                           capture_output=True, text=True, env=_env(), timeout=60)
     assert done.returncode == 0, done.stderr
     return list(json.loads(done.stdout))
+
+
+def git_repo(tree: Path) -> Path:
+    """Make ``tree`` a git repository whose first commit is tagged ``fc-base``."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t.invalid"}
+    for cmd in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"],
+                ["git", "commit", "-q", "-m", "base"], ["git", "tag", "fc-base"]):
+        subprocess.run(cmd, cwd=tree, env=env, check=True, capture_output=True)
+    return tree
+
+
+def load_runtime(name: str) -> Any:
+    """A runtime module (``fc_grade``/``fc_bench``) imported from its file."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"_fc_rt_{name}", RUNTIME / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
