@@ -12,7 +12,20 @@ granularity, never by number (§7.4).
 A candidate that fails the correctness gate (tests relative to the expert, or a snapshot
 pass->fail) is reverted to the baseline: every ``a_i = 1`` and the reward is -1. Problems
 of the harness or the task (no benchmarks, baseline or expert not measurable) are *infra*
-failures and are kept apart from agent failures.
+failures and are kept apart from agent failures: excluded from every mean and counted
+(``infra_failures`` in :func:`aggregate`, as the paper does).
+
+Significance (per workload, over the interleaved rounds): the per-round log-ratios
+``d_r = ln(T_base,r / T_x,r)`` get a paired test — a one-sample t-test on ``d`` (default),
+an exact sign-flip permutation test (``signflip``; needs >= 6 rounds to reach p < 0.05),
+or Mann-Whitney U on the raw samples of the two trees (``mannwhitney``, as SWE-Perf).
+A speedup counts only when it is significant at ``alpha`` *and* outside the noise floor
+``|ln s| > floor``; otherwise it is 1.0 for the advantage (agent and expert alike). The
+floor is calibrated from base-vs-base measurements in the same run (the ``control`` tree,
+or a ``noop`` candidate): the 95th percentile over workloads of ``|ln(T_base / T_copy)|``.
+Each task's advantage gets a bootstrap CI over rounds (rounds resampled with replacement,
+workload times the median of the resampled round medians, the significance mask held
+fixed) and is also reported in ratio form, ``G(a) / G(o)`` (1.0 = as fast as the expert).
 """
 
 from __future__ import annotations
@@ -25,6 +38,11 @@ from typing import Any
 
 LEVELS = ("module", "class", "function", "overall")
 REWARD_FLOOR_LN = math.log(1.08)
+ALPHA = 0.05
+TESTS = ("t", "signflip", "mannwhitney")
+DEFAULT_NOISE_FLOOR = math.log(1.02)  # used only when the run has no base-vs-base control
+CONTROLS = ("control", "noop")
+BOOTSTRAP = 1000
 
 
 def geomean(values: Iterable[float]) -> float:
@@ -54,16 +72,21 @@ def _valid(x: float | None) -> bool:
 
 
 def speedups(
-    base: Mapping[str, float], expert: Mapping[str, float], agent: Mapping[str, float]
+    base: Mapping[str, float], expert: Mapping[str, float], agent: Mapping[str, float],
+    higher_is_better: Iterable[str] = (),
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """(a_i, o_i) over the workloads valid in all three trees (spec §7.1)."""
+    """(a_i, o_i) over the workloads valid in all three trees (spec §7.1); a ``track_``
+    workload declared higher-is-better has its ratio inverted."""
     a: dict[str, float] = {}
     o: dict[str, float] = {}
+    higher = set(higher_is_better)
     for wl, tb in base.items():
         te, ta = expert.get(wl), agent.get(wl)
         if not (_valid(tb) and _valid(te) and _valid(ta)):
             continue
         ai, oi = tb / ta, tb / te  # type: ignore[operator]
+        if wl in higher:
+            ai, oi = 1 / ai, 1 / oi
         if _valid(ai) and _valid(oi):
             a[wl], o[wl] = ai, oi
     return a, o
@@ -81,6 +104,22 @@ def level_advantages(a: Mapping[str, float], o: Mapping[str, float]) -> dict[str
             groups.setdefault(key, []).append(wl)
         advs = [geomean(a[w] for w in g) - geomean(o[w] for w in g) for g in groups.values()]
         out[level] = sum(advs) / len(advs) if advs else 0.0
+    return out
+
+
+def ratio_advantages(a: Mapping[str, float], o: Mapping[str, float]) -> dict[str, float]:
+    """The advantage in ratio form at each granularity: geometric mean over groups of
+    ``G(a_g) / G(o_g)`` (1.0 = parity with the expert; overall = ``G(a) / G(o)``)."""
+    out: dict[str, float] = {}
+    for level in LEVELS:
+        groups: dict[tuple[Any, ...], list[str]] = {}
+        for wl in a:
+            mod, cls, func = decompose(wl)
+            key = {"module": (mod,), "class": (mod, cls), "function": (mod, cls, func),
+                   "overall": ()}[level]
+            groups.setdefault(key, []).append(wl)
+        ratios = [geomean(a[w] for w in g) / geomean(o[w] for w in g) for g in groups.values()]
+        out[level] = geomean(ratios) if ratios else 1.0
     return out
 
 
@@ -108,6 +147,168 @@ def round_cv(tree: Mapping[str, Any]) -> float:
     return statistics.median(cvs) if cvs else math.nan
 
 
+# --------------------------------------------------------------------------- significance
+def _rounds(tree: Mapping[str, Any] | None, wl: str) -> list[float | None]:
+    return list(((tree or {}).get("round_medians") or {}).get(wl) or [])
+
+
+def log_ratios(base: Mapping[str, Any], other: Mapping[str, Any], wl: str) -> list[float]:
+    """``ln(T_base,r / T_other,r)`` for every round r in which both trees measured ``wl``."""
+    out = []
+    for tb, to in zip(_rounds(base, wl), _rounds(other, wl), strict=False):
+        if _valid(tb) and _valid(to):
+            out.append(math.log(tb / to))  # type: ignore[operator]
+    return out
+
+
+def paired_t_p(d: Sequence[float]) -> float:
+    """Two-sided p of a one-sample t-test of mean(d) = 0 (1.0 with fewer than 2 rounds)."""
+    n = len(d)
+    if n < 2:
+        return 1.0
+    mean = statistics.fmean(d)
+    sd = statistics.stdev(d)
+    if sd == 0 or not math.isfinite(sd):
+        return 0.0 if mean != 0 else 1.0
+    from scipy import stats
+
+    return float(2 * stats.t.sf(abs(mean) / (sd / math.sqrt(n)), n - 1))
+
+
+def signflip_p(d: Sequence[float], exact_max: int = 16, draws: int = 20000,
+               seed: int = 0) -> float:
+    """Two-sided p of a sign-flip permutation test of mean(d) = 0: exact over all 2^n sign
+    patterns up to ``exact_max`` rounds, Monte Carlo (fixed seed) above."""
+    import numpy as np
+
+    x = np.asarray(d, dtype=float)
+    n = len(x)
+    if n == 0:
+        return 1.0
+    observed = abs(x.mean())
+    if n <= exact_max:
+        signs = 1 - 2 * ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1)
+    else:
+        signs = np.random.default_rng(seed).choice([-1.0, 1.0], size=(draws, n))
+    means = np.abs((signs * x).mean(axis=1))
+    return float(np.mean(means >= observed - 1e-12))
+
+
+def mannwhitney_p(x: Sequence[float], y: Sequence[float]) -> float:
+    """Two-sided p of Mann-Whitney U between two trees' raw samples of one workload."""
+    if len(x) < 1 or len(y) < 1:
+        return 1.0
+    from scipy import stats
+
+    if len(set(x) | set(y)) == 1:
+        return 1.0
+    return float(stats.mannwhitneyu(list(x), list(y), alternative="two-sided").pvalue)
+
+
+def workload_p(base: Mapping[str, Any], other: Mapping[str, Any], wl: str,
+               test: str = "t") -> float:
+    """p-value of "``other`` times ``wl`` like ``base``" under ``test``."""
+    if test == "t":
+        return paired_t_p(log_ratios(base, other, wl))
+    if test == "signflip":
+        return signflip_p(log_ratios(base, other, wl))
+    if test == "mannwhitney":
+        samples = (base.get("samples") or {}).get(wl) or [], \
+            (other.get("samples") or {}).get(wl) or []
+        return mannwhitney_p(*samples)
+    raise ValueError(f"unknown test {test!r}: one of {TESTS}")
+
+
+def noise_floor(result: Mapping[str, Any], exclude: Iterable[str] = (),
+                quantile: float = 0.95) -> tuple[float, str]:
+    """(floor in ln units, where it came from): the ``quantile`` over workloads of
+    ``|ln(T_base / T_copy)|`` for every base-vs-base copy in the run (``control`` trees,
+    ``noop`` candidates, except ``exclude``); the default floor when there is none."""
+    trees = result.get("trees") or {}
+    base = medians(trees.get("baseline") or {})
+    logs: list[float] = []
+    used = []
+    names = [*(result.get("controls") or []), *CONTROLS]
+    for name in dict.fromkeys(names):
+        if name in exclude or name not in trees:
+            continue
+        copy = medians(trees[name])
+        vals = [abs(math.log(base[w] / copy[w])) for w in base
+                if _valid(base[w]) and _valid(copy.get(w))]
+        if vals:
+            logs += vals
+            used.append(name)
+    if not logs:
+        return DEFAULT_NOISE_FLOOR, "default"
+    logs.sort()
+    pos = quantile * (len(logs) - 1)
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, len(logs) - 1)
+    return logs[lo] + (logs[hi] - logs[lo]) * (pos - lo), "+".join(used)
+
+
+def counted(s: Mapping[str, float], p: Mapping[str, float], floor: float,
+            alpha: float = ALPHA) -> dict[str, float]:
+    """Speedups that count: significant at ``alpha`` and outside the floor; else 1.0."""
+    return {wl: v if p.get(wl, 1.0) < alpha and abs(math.log(v)) > floor else 1.0
+            for wl, v in s.items()}
+
+
+def _matrix(tree: Mapping[str, Any] | None, wls: Sequence[str], rounds: int) -> Any:
+    import numpy as np
+
+    out = np.full((rounds, len(wls)), np.nan)
+    for j, wl in enumerate(wls):
+        for r, v in enumerate(_rounds(tree, wl)[:rounds]):
+            if _valid(v):
+                out[r, j] = v
+    return out
+
+
+def bootstrap_ci(result: Mapping[str, Any], candidate: str, a_keep: Mapping[str, bool],
+                 o_keep: Mapping[str, bool], gated: bool, higher: Iterable[str] = (),
+                 draws: int = BOOTSTRAP, level: float = 0.95,
+                 seed: int = 0) -> dict[str, list[float]]:
+    """Percentile CIs over rounds of the overall advantage, its ratio form and the raw
+    speedup G(a). Rounds are resampled with replacement; a workload's time in a replicate
+    is the median of its resampled round medians; which speedups count stays fixed."""
+    import warnings
+
+    import numpy as np
+
+    trees = result.get("trees") or {}
+    wls = sorted(o_keep)
+    nan = [math.nan, math.nan]
+    rounds = max((len(_rounds(trees.get(n), w)) for n in ("baseline", "expert", candidate)
+                  for w in wls), default=0)
+    if not wls or rounds < 2:
+        return {"advantage": nan, "advantage_ratio": nan, "speedup": nan}
+    b = _matrix(trees.get("baseline"), wls, rounds)
+    e = _matrix(trees.get("expert"), wls, rounds)
+    c = b if gated else _matrix(trees.get(candidate), wls, rounds)
+    idx = np.random.default_rng(seed).integers(0, rounds, size=(draws, rounds))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mb, me, mc = (np.nanmedian(m[idx], axis=1) for m in (b, e, c))
+        flip = np.array([-1.0 if w in set(higher) else 1.0 for w in wls])
+        la, lo = flip * np.log(mb / mc), flip * np.log(mb / me)
+        if gated:
+            la = np.zeros_like(la)
+        la_eff = np.where(np.array([a_keep.get(w, False) for w in wls]), la, 0.0)
+        lo_eff = np.where(np.array([o_keep.get(w, False) for w in wls]), lo, 0.0)
+        ga, go = np.nanmean(la_eff, axis=1), np.nanmean(lo_eff, axis=1)
+        stats = {"advantage": np.exp(ga) - np.exp(go), "advantage_ratio": np.exp(ga - go),
+                 "speedup": np.exp(np.nanmean(la, axis=1))}
+    tail = (1 - level) / 2 * 100
+    out = {}
+    for key, vals in stats.items():
+        vals = vals[np.isfinite(vals)]
+        out[key] = ([float(np.percentile(vals, tail)), float(np.percentile(vals, 100 - tail))]
+                    if len(vals) else nan)
+    return out
+
+
+
 def _bad(tests: Mapping[str, Any] | None) -> int:
     if not tests:
         return 0
@@ -128,8 +329,16 @@ def infra_problem(result: Mapping[str, Any]) -> str | None:
     return None
 
 
-def evaluate(result: Mapping[str, Any], candidate: str) -> dict[str, Any]:
-    """Every metric of one candidate (spec §5.5, §7, §8) as a flat dict."""
+def evaluate(result: Mapping[str, Any], candidate: str, test: str = "t",
+             alpha: float = ALPHA, floor: float | None = None) -> dict[str, Any]:
+    """Every metric of one candidate (spec §5.5, §7, §8) as a flat dict.
+
+    ``advantage_<level>`` (the headline) counts only significant speedups outside the
+    noise floor (``floor``: calibrated from the run's base-vs-base copies when None);
+    ``advantage_raw_<level>`` is the paper's plain difference, ``advantage_ratio_<level>``
+    the ratio form, ``advantage_ci`` / ``advantage_ratio_ci`` / ``speedup_ci`` bootstrap
+    CIs over rounds, ``speedup_significant`` whether the task's speedup G(a) is real
+    (its CI excludes 1 and it lies outside the floor)."""
     out: dict[str, Any] = {"candidate": candidate, "infra_failure": False, "gated": False,
                            "failure": None}
     problem = infra_problem(result)
@@ -151,26 +360,53 @@ def evaluate(result: Mapping[str, Any], candidate: str) -> dict[str, Any]:
         out["failure"] = "tests failed"
     elif (tree.get("snapshot") or {}).get("status") != "passed":
         out["failure"] = "snapshot mismatch"
-    out["gated"] = out["failure"] is not None
-    agent = dict(base) if out["gated"] else medians(tree)
-    a, o = speedups(base, expert, agent)
-    if out["gated"]:
+    out["gated"] = gated = out["failure"] is not None
+    higher = [wl for wl, m in (result.get("workload_meta") or {}).items()
+              if (m or {}).get("higher_is_better")]
+    agent = dict(base) if gated else medians(tree)
+    a, o = speedups(base, expert, agent, higher)
+    if gated:
         a = dict.fromkeys(o, 1.0)
-    advs = level_advantages(a, o)
+    if floor is None:
+        floor, floor_source = noise_floor(result, exclude=(candidate,))
+    else:
+        floor_source = "given"
+    p_o = {wl: workload_p(trees["baseline"], trees["expert"], wl, test) for wl in o}
+    p_a = ({wl: 1.0 for wl in a} if gated else
+           {wl: workload_p(trees["baseline"], tree, wl, test) for wl in a})
+    a_eff, o_eff = counted(a, p_a, floor, alpha), counted(o, p_o, floor, alpha)
+    advs, raw = level_advantages(a_eff, o_eff), level_advantages(a, o)
+    ratios = ratio_advantages(a_eff, o_eff)
+    ci = bootstrap_ci(result, candidate, {w: a_eff[w] != 1.0 for w in a},
+                      {w: o_eff[w] != 1.0 for w in o}, gated, higher)
     g = geomean(a.values()) if a else math.nan
+    lo, hi = ci["speedup"]
     out.update(
-        success=not out["gated"],
+        success=not gated,
         speedup=g if math.isfinite(g) else 1.0,
         expert_speedup=geomean(o.values()) if o else 1.0,
         max_speedup=max(a.values()) if a else 1.0,
-        reward=reward(g if a else 0.0, out["gated"]),
+        reward=reward(g if a else 0.0, gated),
         num_valid_benchmarks=len(a),
         total_benchmarks=len(result.get("workloads") or []),
         tests=tree.get("tests"),
         snapshot=tree.get("snapshot"),
         cv=round_cv(tree),
+        workload_cv=dict(tree.get("cv") or {}),
         workload_speedups=a,
+        workload_p=p_a,
+        expert_workload_p=p_o,
+        significant_workloads=sum(1 for w in a if a_eff[w] != 1.0),
+        expert_significant_workloads=sum(1 for w in o if o_eff[w] != 1.0),
+        test=test, alpha=alpha, noise_floor=floor, noise_floor_source=floor_source,
+        speedup_ci=ci["speedup"],
+        speedup_significant=bool(math.isfinite(g) and not gated and abs(math.log(g)) > floor
+                                 and (lo > 1.0 or hi < 1.0)),
+        advantage_ci=ci["advantage"],
+        advantage_ratio_ci=ci["advantage_ratio"],
         **{f"advantage_{lv}": advs[lv] for lv in LEVELS},
+        **{f"advantage_raw_{lv}": raw[lv] for lv in LEVELS},
+        **{f"advantage_ratio_{lv}": ratios[lv] for lv in LEVELS},
     )
     return out
 

@@ -4,10 +4,14 @@
 
 For each task, one grading run in the task-family container times four trees interleaved:
 baseline, expert, ``oracle`` (a second copy of the expert's patch, graded as an agent) and
-``noop`` (an empty patch). So ``oracle_advantage`` and ``noop_speedup`` are real
-measurements of identical code, and ``cv`` is the timing noise of the baseline (median over
-workloads of the coefficient of variation of its per-round medians). ``tests_pass`` is the
-oracle passing the gate (tests and snapshots).
+``noop`` (an empty patch), plus a timed-only ``control`` copy of the base that calibrates
+the noise floor. So ``oracle_advantage`` and ``noop_speedup`` are real measurements of
+identical code, and ``cv`` is the timing noise of the baseline (median over workloads of
+the coefficient of variation of its per-round medians; ``workload_cv`` gives the median
+and the share of workloads within the CV target). ``oracle_significant`` /
+``noop_significant``: the task speedup's bootstrap CI excludes 1 and it lies outside the
+noise floor; ``oracle_advantage_ci`` should cover 0. ``tests_pass`` is the oracle passing
+the gate (tests and snapshots).
 """
 
 from __future__ import annotations
@@ -62,13 +66,34 @@ def validate_task(box: Container, record: TaskRecord, settings: GradeSettings) -
         "noop_cv": metrics.round_cv((result.get("trees") or {}).get("noop", {})),
         "grading_seconds": result.get("timing_seconds"),
         "noop_speedup": noop["speedup"],
+        "oracle_advantage_ci": oracle.get("advantage_ci"),
+        "oracle_advantage_ratio": oracle.get("advantage_ratio_overall"),
+        "oracle_advantage_raw": oracle.get("advantage_raw_overall"),
+        "oracle_significant": bool(oracle.get("speedup_significant")),
+        "noop_significant": bool(noop.get("speedup_significant")),
+        "noop_significant_workloads": noop.get("significant_workloads"),
+        "noise_floor": oracle.get("noise_floor"),
         "cv": metrics.round_cv(baseline) if baseline else math.nan,
+        "workload_cv": workload_cv_summary(baseline, settings.cv_target),
+        "rounds": result.get("rounds"),
         "tests_pass": bool(oracle.get("success")),
         "noop_pass": bool(noop.get("success")),
         "workloads": oracle["num_valid_benchmarks"],
         "infra_failure": oracle["failure"] if oracle["infra_failure"] else None,
         "load": [result.get("load_before"), result.get("load_after")],
     }
+
+
+def workload_cv_summary(tree: dict[str, Any], target: float) -> dict[str, Any]:
+    """Median achieved CV over the tree's workloads and the share at or below ``target``."""
+    cvs = sorted(v for v in (tree.get("cv") or {}).values()
+                 if isinstance(v, float) and math.isfinite(v))
+    if not cvs:
+        return {"median": math.nan, "share_within_target": math.nan, "n": 0}
+    mid = len(cvs) // 2
+    median = cvs[mid] if len(cvs) % 2 else (cvs[mid - 1] + cvs[mid]) / 2
+    return {"median": median, "share_within_target": sum(c <= target for c in cvs) / len(cvs),
+            "n": len(cvs)}
 
 
 def run(task: str | None, settings: GradeSettings) -> dict[str, Any]:
@@ -109,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     result = run(args.task, GradeSettings(rounds=args.rounds, repeat=args.repeat,
                                           timer=args.timer, max_rounds=args.max_rounds,
-                                          cv_target=args.cv_target))
+                                          cv_target=args.cv_target, controls=["control"]))
     print(json.dumps(result, indent=2 if not args.json else None, default=str))
     ok = all(t["tests_pass"] and t["oracle_speedup"] > 1.05 for t in result["tasks"].values())
     return 0 if ok else 1
