@@ -426,19 +426,37 @@ def diagnosis(commands: Iterable[str]) -> bool:
     return any(PROFILER.search(c) for c in commands)
 
 
-def aggregate(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """Across tasks (spec §7.3 resolution): mean advantage per level, geometric and
-    arithmetic mean speedup, success rate, infra-failure rate (infra rows excluded from
-    the others)."""
+def aggregate(rows: Sequence[Mapping[str, Any]], level: float = 0.95) -> dict[str, float]:
+    """Across tasks (spec §7.3 resolution): mean advantage per level (and its raw form),
+    a t-interval on the mean overall advantage, the geometric mean of the ratio-form
+    advantage, geometric and arithmetic mean speedup, success rate. Infra failures are
+    excluded from all of these and counted (``infra_failures``, ``infra_failure_rate``;
+    the Inspect scorer applies the same rule through NaN scores)."""
     rated = [r for r in rows if not r.get("infra_failure")]
     out: dict[str, float] = {
         "tasks": float(len(rows)),
+        "tasks_rated": float(len(rated)),
+        "infra_failures": float(len(rows) - len(rated)),
         "infra_failure_rate": (len(rows) - len(rated)) / len(rows) if rows else 0.0,
     }
     if not rated:
         return out
     for lv in LEVELS:
         out[f"advantage_{lv}"] = statistics.mean(float(r[f"advantage_{lv}"]) for r in rated)
+    raw = [float(r.get("advantage_raw_overall", r["advantage_overall"])) for r in rated]
+    out["advantage_raw_overall"] = statistics.mean(raw)
+    ratios = [float(r["advantage_ratio_overall"]) for r in rated
+              if r.get("advantage_ratio_overall") is not None]
+    if ratios:
+        out["advantage_ratio_geomean"] = geomean(ratios)
+    advs = [float(r["advantage_overall"]) for r in rated]
+    if len(advs) >= 2:
+        from scipy import stats
+
+        half = stats.t.ppf(0.5 + level / 2, len(advs) - 1) * statistics.stdev(advs) \
+            / math.sqrt(len(advs))
+        out["advantage_overall_ci_low"] = out["advantage_overall"] - half
+        out["advantage_overall_ci_high"] = out["advantage_overall"] + half
     out["speedup_geomean"] = geomean(float(r["speedup"]) for r in rated)
     out["speedup_mean"] = statistics.mean(float(r["speedup"]) for r in rated)
     out["success_rate"] = statistics.mean(1.0 if r["success"] else 0.0 for r in rated)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -92,3 +94,21 @@ def test_triage_and_diagnosis() -> None:
     assert m.triage(["a.py::f", "a.py::g"], ["a.py::f"]) == 0.5
     assert m.diagnosis(['{"cmd": "python3 -m cProfile -s cumtime x.py"}'])
     assert not m.diagnosis(['{"cmd": "ls"}'])
+
+
+INFRA_ROWS = Path(__file__).parent / "data" / "infra_rows.json"
+
+
+def test_aggregate_excludes_and_counts_infra_failures() -> None:
+    """The shared fixture (the Inspect scorer's test reads the same file)."""
+    rows = json.loads(INFRA_ROWS.read_text())["rows"]
+    agg = m.aggregate(rows)
+    assert agg["tasks"] == 6 and agg["tasks_rated"] == 4 and agg["infra_failures"] == 2
+    assert agg["infra_failure_rate"] == pytest.approx(2 / 6)
+    assert agg["advantage_overall"] == pytest.approx((0.5 - 0.3 + 0.1 - 0.7) / 4)
+    assert agg["advantage_raw_overall"] == pytest.approx((0.6 - 0.2 + 0.1 - 0.9) / 4)
+    assert agg["speedup_geomean"] == pytest.approx((2.0 * 1.0 * 1.2 * 0.9) ** 0.25)
+    assert agg["success_rate"] == pytest.approx(0.75)
+    assert agg["advantage_ratio_geomean"] == pytest.approx((1.2 * 0.8 * 1.05 * 0.7) ** 0.25)
+    lo, hi = agg["advantage_overall_ci_low"], agg["advantage_overall_ci_high"]
+    assert lo < agg["advantage_overall"] < hi
