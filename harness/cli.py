@@ -30,6 +30,9 @@ method_app.add_typer(lightwm_app, name="lightwm")
 models_app = typer.Typer(no_args_is_help=True,
                          help="The offline model ladder: list, fetch, remove.")
 app.add_typer(models_app, name="models")
+recipes_app = typer.Typer(no_args_is_help=True,
+                          help="Recipes: training functions whose product is a model dir.")
+app.add_typer(recipes_app, name="recipes")
 console = Console()
 
 
@@ -396,6 +399,55 @@ def models_remove(name: Annotated[str, typer.Argument(help="A ladder model.")]) 
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
     console.print(f"removed {name} from the cache")
+
+
+@recipes_app.command("list")
+def recipes_list(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+                 ) -> None:
+    """Every registered recipe with its options (defaults), version and status."""
+    from harness.registry import entries
+
+    rows = [{"name": e.name, "version": e.meta.get("version"), "status": e.status,
+             "summary": e.summary, "defaults": e.meta.get("defaults", {}),
+             "choices": {k: list(v) for k, v in e.meta.get("choices", {}).items()}}
+            for e in entries("recipe")]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        console.print(f"[bold]{row['name']}[/] (version {row['version']}, {row['status']}): "
+                      f"{escape(str(row['summary']))}")
+        for key, value in row["defaults"].items():
+            allowed = row["choices"].get(key)
+            more = f"  one of {', '.join(map(str, allowed))}" if allowed else ""
+            console.print(f"  -o {key}={value}{escape(more)}")
+
+
+@recipes_app.command("build")
+def recipes_build(
+    name: Annotated[str, typer.Argument(help="A recipe (see harness recipes list).")],
+    option: Annotated[list[str] | None, typer.Option(
+        "-o", "--option", help="key=value, repeatable.")] = None,
+    seed: Annotated[int, typer.Option(help="Training seed.")] = 0,
+    cache: Annotated[Path | None, typer.Option(
+        help="Product cache (default $EVALSUITE_CACHE/recipes).")] = None,
+) -> None:
+    """Build a recipe's product (or find it in the cache) and print its folder."""
+    from harness.recipes import RecipeError, build_product
+    from harness.registry import MissingExtraError
+
+    options: dict[str, str] = {}
+    for item in option or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"-o {item!r}: expected key=value")
+        options[key.strip()] = value.strip()
+    try:
+        folder = build_product(name, options, seed, cache)
+    except (RecipeError, MissingExtraError) as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
+    typer.echo(str(folder))
 
 
 @app.command()

@@ -81,7 +81,9 @@ __all__ = [
     "read_model_calls",
     "read_results",
     "read_sample_messages",
+    "read_product",
     "read_score_metadata",
+    "read_training_log",
     "scan_results",
     "score_to_float",
     "with_metadata_columns",
@@ -781,3 +783,48 @@ def errored_counts(frame: pl.DataFrame, by: Sequence[str] = ("task",)) -> pl.Dat
                  sample.filter(errored).n_unique().alias("n_errored"),
                  sample.filter(~errored & pl.col(value).is_null()).n_unique()
                  .alias("n_unscored")))
+
+
+# ----------------------------------------------------------------- recipe training logs
+
+TRAIN_LOG_SCHEMA: dict[str, pl.DataType] = {
+    "step": pl.Int64(), "loss": pl.Float64(), "tokens": pl.Int64(), "flops": pl.Int64(),
+    "tokens_total": pl.Int64(), "flops_total": pl.Int64(), "wall_s": pl.Float64(),
+}
+"""The columns every recipe's ``train_log.jsonl`` has (a recipe may add more)."""
+
+
+def read_product(product_dir: PathLike) -> dict[str, Any]:
+    """A recipe product's ``product.json`` (recipe, options, seed, hash, corpus, totals)."""
+    path = Path(product_dir) / "product.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{product_dir} is not a recipe product (no product.json)")
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def read_training_log(product_dir: PathLike) -> pl.DataFrame:
+    """A recipe product's training log (``train_log.jsonl``) as a frame, one row per logged
+    step, with the product's ``recipe``, ``seed`` and ``hash`` (from ``product.json``,
+    when present) and each option as a text column ``opt_<name>``, so the logs of several
+    products concatenate into one frame of loss curves."""
+    folder = Path(product_dir)
+    path = folder / "train_log.jsonl"
+    if not path.is_file():
+        raise FileNotFoundError(f"{folder} has no train_log.jsonl")
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    frame = pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame(
+        schema=TRAIN_LOG_SCHEMA)
+    frame = frame.with_columns(
+        pl.col(name).cast(dtype) for name, dtype in TRAIN_LOG_SCHEMA.items()
+        if name in frame.columns)
+    if (folder / "product.json").is_file():
+        product = read_product(folder)
+        frame = frame.with_columns(
+            pl.lit(str(product.get("recipe"))).alias("recipe"),
+            pl.lit(int(product.get("seed", 0))).alias("seed"),
+            pl.lit(str(product.get("hash"))).alias("hash"),
+            *(pl.lit(str(value)).alias(f"opt_{key}")
+              for key, value in sorted((product.get("options") or {}).items())),
+        )
+    return frame

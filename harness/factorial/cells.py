@@ -6,8 +6,10 @@ both build the cell here and neither depends on the runner that dispatches to th
 
 Names resolve through :mod:`harness.registry`: a task by the name a user types after
 ``inspect eval`` (``harness/arithmetic``, a file or a folder), a solver level by a
-registered agent name (``react``) or a ``module:object`` import path. Inspect's private
-loader is reached only through :mod:`harness.inspect_compat`.
+registered agent name (``react``) or a ``module:object`` import path. Model args that name a
+recipe product (``recipe=NAME``, ``recipe.<option>=v``; :mod:`harness.recipes`) become
+``model_path=<product dir>``, the product trained first if the cache lacks it. Inspect's
+private loader is reached only through :mod:`harness.inspect_compat`.
 
     task = build_task(cell, study)        # the same task identity on every run
 """
@@ -85,6 +87,7 @@ def build_task(cell: Cell, study: Study) -> Any:
     from inspect_ai.model import GenerateConfig, get_model
 
     from harness.factorial.interventions import apply_intervention
+    from harness.recipes import resolve_model_args
 
     task = load_task(cell.task, cell.task_args)
     task = apply_intervention(task, cell.intervention, cell.intervention_seed)
@@ -92,8 +95,8 @@ def build_task(cell: Cell, study: Study) -> Any:
         "metadata": {**(task.metadata or {}), **cell.metadata},
         "tags": sorted(set(task.tags or []) | set(cell.tags)),
     }
-    if cell.model is not None:
-        updates["model"] = get_model(cell.model, **cell.model_args)
+    if cell.model is not None:  # a recipe product is built (or found) here: model_path=DIR
+        updates["model"] = get_model(cell.model, **resolve_model_args(cell.model_args))
     if cell.generate_config:
         updates["config"] = task.config.merge(GenerateConfig(**cell.generate_config))
     if cell.solver is not None:

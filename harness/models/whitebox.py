@@ -380,8 +380,19 @@ class WhiteBoxModelAPI(LocalModelAPI):
         method: str | None = None,
         **method_options: Any,
     ) -> None:
-        """Load (or reuse) the transformers model; build the method from the other args."""
+        """Load (or reuse) the transformers model; build the method from the other args.
+
+        ``model_path="recipe:NAME?opt=v&seed=N"`` or ``recipe=NAME`` with ``recipe.<opt>=v``
+        args loads a recipe's product, built first if missing (:mod:`harness.recipes`).
+        """
         super().setup()
+        if model_path is not None or any(k == "recipe" or k.startswith("recipe.")
+                                         for k in method_options):
+            from harness.recipes import resolve_model_args
+
+            resolved = resolve_model_args({"model_path": model_path, **method_options})
+            model_path = resolved.pop("model_path")
+            method_options = resolved
         if model_path is None and self.model_name.lower() not in SMOLLM2_NAMES:
             from harness.models import ladder
 
