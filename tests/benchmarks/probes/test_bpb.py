@@ -4,6 +4,7 @@ that give no log-probabilities; and the induction task's items."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -22,13 +23,13 @@ def test_windows_are_fixed_and_sized() -> None:
     assert (task.metadata or {})["corpus"]["corpus"] == "stdlib"
 
 
-def test_models_without_logprobs_fail_clearly() -> None:
+def test_models_without_logprobs_fail_clearly(tmp_path: Path) -> None:
     with pytest.raises(LogprobsUnavailable, match="whitebox/NAME -M model_path=DIR"):
         causal_lm_of(SimpleNamespace(model_name="gpt-x"))
     from inspect_ai import eval as inspect_eval
 
     log = inspect_eval(bpb(n=1, corpus="stdlib"), model="mockllm/model", display="none",
-                       log_dir="/tmp/evalsuite-test-bpb-logs")[0]
+                       log_dir=str(tmp_path))[0]
     assert log.status == "error" and log.error is not None
     assert "gives no prompt log-probabilities" in log.error.message
 
