@@ -9,8 +9,9 @@ both import). Nothing is downloaded: the text is files already on disk.
   fingerprint says so). The text differs between Python versions, so the fingerprint does.
 * ``docs``: every ``*.md`` file of this checkout (sorted by path; hidden folders, ``.venv``
   and ``node_modules`` left out). Docs change as the repo changes; each change changes the
-  fingerprint, so cached products keyed on it rebuild. ``corpus="stdlib"`` leaves them out
-  for products that must stay fixed across commits.
+  fingerprint, so cached products keyed on it rebuild and bpb scores move. The default is
+  therefore ``stdlib`` alone, fixed across commits for a given Python, so products and bpb
+  scores stay comparable; ``corpus="stdlib+docs"`` adds the docs on request.
 
 Split by file, independent of any seed (every seed and every model is scored on the same
 held-out text): in each source's sorted list, file number ``i`` is held out when
@@ -57,7 +58,7 @@ STDLIB_FILES: tuple[str, ...] = tuple(sorted(
 """Standard-library files of the ``stdlib`` source, relative to the stdlib folder (sorted)."""
 
 CORPORA = ("stdlib", "docs", "stdlib+docs")
-DEFAULT_CORPUS = "stdlib+docs"
+DEFAULT_CORPUS = "stdlib"
 HELD_OUT_EVERY = 5
 _SKIP_DIRS = {".venv", "node_modules", "__pycache__"}
 REPO_ROOT = Path(__file__).resolve().parents[1]

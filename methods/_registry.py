@@ -23,10 +23,13 @@ import methods.editors.simple  # noqa: F401  (editors: none, ike)
 import methods.hmh.filters  # noqa: F401  (plain methods: hmh, chebnet, gcn)
 import methods.kupbi.forecast  # noqa: F401  (plain methods: kup-bi, dlinear)
 import methods.models.esamp  # noqa: F401  (whitebox method: esamp)
+import methods.recipes.qkv_sharing  # noqa: F401  (recipe: qkv-sharing)
 import methods.sika_gp.gps  # noqa: F401  (plain methods: sika, gp-inducing, gp-exact)
 import methods.tabpe.synth  # noqa: F401  (plain methods: tab-pe, marginals)
+import methods.tfface.predict  # noqa: F401  (plain methods: tf-face, gru, constant-velocity)
 import methods.tpg.estimators  # noqa: F401  (plain methods: tpg, dim)
 import methods.treca.rules  # noqa: F401  (plain methods: treca, treca-plugin)
+import methods.ucast.forecast  # noqa: F401  (plain methods: u-cast, mae-only, persistence)
 from harness.registry import declare, register
 
 declare("whitebox_method", "xkv", "methods.kv.xkv:XKV", extra="cpu",

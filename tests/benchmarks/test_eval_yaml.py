@@ -25,6 +25,7 @@ PUBLISHED_LOGS = REPO / "leaderboards" / "published" / "logs"
 FOLDERS = ["arithmetic", "causalgame", "formulacode", "medversa", "open_problems", "probes",
            "worldtravel", "worldtravel_webscape", "methods/tpg", "methods/treca",
            "methods/sika_gp", "methods/hmh",
+           "methods/ucast", "methods/tfface",
            "methods/cdat", "methods/tabpe", "methods/kupbi"]
 TASKS: dict[str, str] = {
     "arithmetic": "benchmarks.arithmetic.arithmetic:arithmetic",
@@ -36,6 +37,8 @@ TASKS: dict[str, str] = {
     "passkey": "benchmarks.probes.passkey:passkey",
     "esamp_arith": "benchmarks.probes.esamp_arith:esamp_arith",
     "mvr_workload": "benchmarks.probes.mvr_workload:mvr_workload",
+    "bpb": "benchmarks.probes.bpb:bpb",
+    "induction": "benchmarks.probes.induction:induction",
     "worldtravel": "benchmarks.worldtravel.worldtravel:worldtravel",
     "worldtravel_webscape": "benchmarks.worldtravel_webscape.worldtravel_webscape:"
                             "worldtravel_webscape",
@@ -43,6 +46,8 @@ TASKS: dict[str, str] = {
     "treca": "benchmarks.methods.treca.treca:treca",
     "sika_gp": "benchmarks.methods.sika_gp.sika_gp:sika_gp",
     "hmh": "benchmarks.methods.hmh.hmh:hmh",
+    "ucast": "benchmarks.methods.ucast.ucast:ucast",
+    "tfface": "benchmarks.methods.tfface.tfface:tfface",
     "cdat": "benchmarks.methods.cdat.cdat:cdat",
     "tabpe": "benchmarks.methods.tabpe.tabpe:tabpe",
     "kupbi": "benchmarks.methods.kupbi.kupbi:kupbi",
