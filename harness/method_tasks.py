@@ -384,6 +384,65 @@ def growth(paths: str | Path | Sequence[str | Path], x: str, y: str) -> list[dic
     return out
 
 
+def study_pairs(paths: str | Path | Sequence[str | Path], *, factor: str = "scale",
+                role: str = "role", levels: tuple[str, str] = ("paper", "baseline"),
+                metric: str = "loss", level: float = 0.95) -> list[dict[str, Any]]:
+    """A method-task study's paired table: per task and level of ``factor``, the mean of
+    ``metric`` under each of the two ``role`` levels and their paired difference over the
+    cells both ran (``harness.stats.paired_difference``; the study blocks on item).
+
+    Factor levels are read from each log's ``eval_metadata["factors"]`` (the study engine
+    writes them there); samples that errored are left out of the means and counted in ``errored``.
+    """
+    import polars as pl
+
+    from harness.results import read_results
+    from harness.stats import mean_ci, paired_difference
+
+    frame = read_results(paths if isinstance(paths, str | Path) else list(paths))
+    frame = frame.filter((pl.col("scorer") == "method_metrics")
+                         & (pl.col("score_key").str.split("/").list.last() == metric))
+    levels_of: dict[str, dict[str, str]] = {}
+    for raw in frame["eval_metadata"].drop_nulls().unique().to_list():
+        factors = (json.loads(raw) or {}).get("factors") or {}
+        levels_of[raw] = {k: str(v) for k, v in factors.items() if v is not None}
+    frame = frame.with_columns(
+        pl.col("eval_metadata").replace_strict(
+            {k: v.get(name) for k, v in levels_of.items()}, default=None,
+            return_dtype=pl.Utf8).alias(f"_{name}")
+        for name in (factor, role))
+    rows: list[dict[str, Any]] = []
+    for (task, part), group in frame.group_by(["task", f"_{factor}"], maintain_order=True):
+        errored = group.filter(pl.col("error").is_not_null())
+        kept = group.filter(pl.col("error").is_null() & pl.col("score_value").is_not_null())
+        row: dict[str, Any] = {"task": task, factor: part, "errored": errored.height}
+        for name in levels:
+            values = kept.filter(pl.col(f"_{role}") == name)["score_value"].to_numpy()
+            if len(values) >= 2:
+                est = mean_ci(values, level=level)
+                row[name] = (est.estimate, est.lo, est.hi, est.n)
+        if all(name in row for name in levels):
+            est, unpaired = paired_difference(kept, f"_{role}", "score_value", "sample_id",
+                                              levels=levels, level=level)
+            row["delta"] = (est.estimate, est.lo, est.hi, est.n)
+            row["unpaired"] = unpaired.height
+        rows.append(row)
+    return sorted(rows, key=lambda r: (r["task"], float(r[factor] or "nan")))
+
+
+def study_markdown(rows: Sequence[Mapping[str, Any]], factor: str = "scale",
+                   levels: tuple[str, str] = ("paper", "baseline")) -> str:
+    """The rows of :func:`study_pairs` as a Markdown table."""
+    lines = [f"| task | {factor} | n | {levels[0]} | {levels[1]} | "
+             f"{levels[0]} - {levels[1]} (paired) | errored |", "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        n = (row.get("delta") or (0, 0, 0, 0))[3]
+        lines.append(f"| {row['task']} | {row[factor]} | {n} | {_fmt(row.get(levels[0]))} | "
+                     f"{_fmt(row.get(levels[1]))} | {_fmt(row.get('delta'))} | "
+                     f"{row['errored']} |")
+    return "\n".join(lines)
+
+
 def _fmt(cell: tuple[float, float, float, int] | None) -> str:
     if cell is None:
         return ""
@@ -411,9 +470,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("logs", nargs="+")
     parser.add_argument("--by", default=None, help="a cell field to split on (e.g. m)")
     parser.add_argument("--keys", default=None, help="comma-separated metrics to show")
+    parser.add_argument("--study", default=None, metavar="FACTOR",
+                        help="a study's logs: paper vs baseline (factor role) per level of "
+                        "FACTOR (e.g. scale), paired on the cells")
     parser.add_argument("--growth", default=None, metavar="X:Y",
                         help="fit how score Y grows with score X (e.g. m_used:fit_s)")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    if args.study:
+        print(study_markdown(study_pairs(args.logs, factor=args.study), args.study))
+        return 0
     if args.growth:
         x, _, y = args.growth.partition(":")
         print("| task | role | n | exponent of y ~ x^b | R^2 (a + b log x) | R^2 (a + b x) |")

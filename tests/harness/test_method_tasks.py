@@ -18,6 +18,8 @@ from harness.method_tasks import (
     cell_sample,
     method_task,
     run_method,
+    study_markdown,
+    study_pairs,
     summarise,
     summary_markdown,
 )
@@ -93,6 +95,26 @@ def test_method_and_baseline_on_the_same_cells(toy_family: None, tmp_path: Path)
     [row] = [r for r in summarise(tmp_path) if r["metric"] == "loss"]
     assert row["delta"][0] == pytest.approx(-1.5) and row["delta"][3] == 3
     assert "| toy | loss | 3 |" in summary_markdown([{**row, "task": "toy"}])
+
+
+def test_study_pairs_reads_factor_levels_and_pairs_the_roles(toy_family: None,
+                                                              tmp_path: Path) -> None:
+    """What a study writes (factor levels in the eval metadata), paired per level."""
+    from inspect_ai import task_with
+
+    for role, method in (("paper", "toy-mean"), ("baseline", "toy-first")):
+        for scale in ("1.0", "2.0"):
+            task = task_with(_task(method=method, baseline=None, config={"offset": 0.5}),
+                             metadata={"factors": {"role": role, "scale": scale}})
+            inspect_eval(task, model="none", log_dir=str(tmp_path), display="none")
+    rows = study_pairs(tmp_path, factor="scale")
+    assert [r["scale"] for r in rows] == ["1.0", "2.0"]
+    for row in rows:
+        assert row["paper"][0] == pytest.approx(0.5)  # the offset mean misses by 0.5
+        assert row["baseline"][0] == pytest.approx(2.0)  # the first value by 2
+        assert row["delta"][0] == pytest.approx(-1.5) and row["delta"][3] == 3
+        assert row["errored"] == 0 and row["unpaired"] == 0
+    assert f"| {rows[0]['task']} | 1.0 | 3 |" in study_markdown(rows)
 
 
 def test_a_bad_sandbox_or_unknown_method_is_refused(toy_family: None) -> None:
