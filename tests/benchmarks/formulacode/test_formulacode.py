@@ -88,7 +88,7 @@ def test_break_agent_is_gated_in_docker(tmp_path: Path) -> None:
     from benchmarks.formulacode.agents import break_
     from benchmarks.formulacode.formulacode import formulacode
 
-    log = inspect_eval(formulacode(tasks="partitions", rounds=2, repeat=2), model="none",
+    log = inspect_eval(formulacode(tasks="linsolve", rounds=2, repeat=2), model="none",
                        solver=break_(), log_dir=str(tmp_path), display="none")[0]
     assert log.status == "success" and log.samples
     score = log.samples[0].scores["formulacode_scorer"]  # type: ignore[index]

@@ -1,22 +1,74 @@
-"""The offline pack: size, labels, patches that apply, distinct ids."""
+"""The offline pack: size, labels, timers, workload counts, patches that apply, distinct ids."""
 
 from __future__ import annotations
 
+import json
 import subprocess
+import sys
 from pathlib import Path
 
-from environments.formulacode.pack import PACK_DIR, materialize, pack_records
+import pytest
+
+from environments.formulacode.grader import RUNTIME_DIR, TIMERS
+from environments.formulacode.pack import PACK_DIR, materialize, pack_records, pack_slugs
 from environments.formulacode.records import CLASSIFICATIONS, load_records
 
+# what each task's optimisation is (task.json "kind"); the issue asks for several of each
+KINDS = {"parallelism", "vectorisation", "caching", "io", "algorithmic", "memory",
+         "data_structure", "micro", "reduce_work", "batching", "higher_level"}
 
-def test_at_least_twenty_tasks_with_valid_labels_and_unique_ids() -> None:
+
+def _meta(slug: str) -> dict:
+    return dict(json.loads((PACK_DIR / slug / "task.json").read_text()))
+
+
+def test_at_least_twenty_four_tasks_with_valid_labels_and_unique_ids() -> None:
     records = load_records("pack")
-    assert len(records) >= 20
+    assert len(records) >= 24
     assert len({r.task_id for r in records}) == len(records)
     assert all(r.classification in CLASSIFICATIONS and r.classification != "uncategorized"
                for r in records)
-    assert len({r.classification for r in records}) >= 6
+    assert len({r.classification for r in records}) >= 8
     assert [r.pr_merged_at for r in records] == sorted(r.pr_merged_at for r in records)
+    assert len({r.pr_number for r in records}) == len(records)
+
+
+def test_every_task_declares_its_label_kind_and_timer() -> None:
+    kinds: dict[str, list[str]] = {}
+    for slug in pack_slugs():
+        meta = _meta(slug)
+        assert meta["classification"] in CLASSIFICATIONS, slug
+        assert meta["kind"] in KINDS, slug
+        assert meta["timer"] in TIMERS, slug
+        if meta["timer"] == "wall":
+            assert isinstance(meta.get("cpus"), int) and meta["cpus"] >= 1, slug
+        else:
+            assert "cpus" not in meta, slug
+        kinds.setdefault(meta["kind"], []).append(slug)
+    for kind in ("parallelism", "vectorisation", "caching", "io", "algorithmic", "memory"):
+        assert len(kinds.get(kind, [])) >= 2, kind
+    # a parallel optimisation is only visible on the wall clock over more than one CPU
+    assert all(_meta(s)["timer"] == "wall" and _meta(s)["cpus"] >= 2
+               for s in kinds["parallelism"])
+    assert all(_meta(s)["classification"] == "use_parallelization" for s in kinds["parallelism"])
+
+
+def _workloads(slug: str) -> list[str]:
+    repo = PACK_DIR / slug / "repo"
+    done = subprocess.run([sys.executable, str(RUNTIME_DIR / "fc_bench.py"), "list", str(repo)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, (slug, done.stderr[-800:])
+    return list(json.loads(done.stdout))
+
+
+@pytest.mark.slow
+def test_every_task_has_at_least_ten_workloads_and_memory_tasks_measure_peak_memory() -> None:
+    for slug in pack_slugs():
+        names = _workloads(slug)
+        assert len(names) >= 10, (slug, len(names))
+        assert len(names) == len(set(names)), slug
+        if _meta(slug)["kind"] == "memory":
+            assert any(".peakmem_" in n for n in names), slug
 
 
 def test_every_task_has_nested_parameterised_benchmarks_and_tests() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -43,11 +44,13 @@ def test_pack_record_carries_declared_timing(tmp_path: Path) -> None:
     src = Path(__file__).parents[3] / "environments" / "formulacode" / "taskpack" / "dedup"
     shutil.copytree(src, tmp_path / "dedup")
     task_json = tmp_path / "dedup" / "task.json"
-    task_json.write_text(task_json.read_text().replace('"difficulty"',
-                                                       '"timer": "wall", "cpus": 2, "difficulty"'))
+    meta = json.loads(task_json.read_text())
+    task_json.write_text(json.dumps({**meta, "timer": "wall", "cpus": 2}))
     record = pack_record("dedup", 1, tmp_path)
     assert record["timer"] == "wall" and record["cpus"] == 2
-    assert "timer" not in pack_record("dedup", 1)  # undeclared: nothing added
+    undeclared = {k: v for k, v in meta.items() if k not in ("timer", "cpus")}
+    task_json.write_text(json.dumps(undeclared))
+    assert "timer" not in pack_record("dedup", 1, tmp_path)  # undeclared: nothing added
 
 
 def test_wall_timer_sees_waiting_that_cpu_time_cannot(tmp_path: Path) -> None:

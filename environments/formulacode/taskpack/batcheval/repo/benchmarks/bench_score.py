@@ -1,18 +1,23 @@
 import numpy as np
-from logitkit import predict, predict_proba
+from scorer import MLP, score_all
+
+_DATA = {}
+
+
+def _items(n, n_in):
+    if (n, n_in) not in _DATA:
+        _DATA[n, n_in] = list(np.random.default_rng(n + n_in).standard_normal((n, n_in)))
+    return _DATA[n, n_in]
 
 
 class Score:
-    params = [[2000, 4000]]
-    param_names = ["rows"]
+    params = [[4, 100, 1_000], [32, 128], [64, 512]]
+    param_names = ["n_items", "n_in", "n_hidden"]
+    warmup_time = 0.02
 
-    def setup(self, rows):
-        rng = np.random.default_rng(0)
-        self.w = rng.normal(size=9)
-        self.X = rng.normal(size=(rows, 8))
+    def setup(self, n_items, n_in, n_hidden):
+        self.model = MLP(n_in, n_hidden)
+        self.items = _items(n_items, n_in)
 
-    def time_proba(self, rows):
-        return predict_proba(self.w, self.X)
-
-    def time_labels(self, rows):
-        return predict(self.w, self.X)
+    def time_score_all(self, n_items, n_in, n_hidden):
+        return score_all(self.model, self.items)

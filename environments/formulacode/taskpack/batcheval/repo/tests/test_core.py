@@ -1,8 +1,14 @@
 import numpy as np
-from logitkit import predict, predict_proba
+from scorer import MLP, score_all
 
 
-def test_proba():
-    w = np.array([0.0, 1.0])
-    np.testing.assert_allclose(predict_proba(w, [[0.0], [100.0]]), [0.5, 1.0])
-    assert list(predict(w, [[-3.0], [3.0]])) == [0, 1]
+def test_scores_equal_row_by_row_predictions():
+    model = MLP(5, 7)
+    items = list(np.random.default_rng(1).standard_normal((600, 5)))
+    got = score_all(model, items)
+    assert got.shape == (600,)
+    assert np.allclose(got, [model.predict(x[None])[0] for x in items])
+
+
+def test_empty():
+    assert score_all(MLP(3, 2), []).shape == (0,)

@@ -1,22 +1,31 @@
-import random
+from graphs import bfs_distances, grid_graph, random_graph
 
-from graphlite import bfs_distances, eccentricity
+_GRAPHS = {}
 
 
-def _graph(n, degree):
-    rng = random.Random(0)
-    return [(i, rng.randrange(n)) for i in range(n) for _ in range(degree)]
+def _graph(kind, size):
+    key = (kind, size)
+    if key not in _GRAPHS:
+        if kind == "grid":
+            side = int(size ** 0.5)
+            _GRAPHS[key] = grid_graph(side, side)
+        elif kind == "strip":
+            _GRAPHS[key] = grid_graph(4, size // 4)
+        else:
+            _GRAPHS[key] = random_graph(size, 6, seed=size)
+    return _GRAPHS[key]
 
 
 class BFS:
-    params = [[150, 300]]
-    param_names = ["n"]
+    params = [["grid", "strip", "random"], [400, 4_000, 40_000]]
+    param_names = ["kind", "nodes"]
+    warmup_time = 0.02
 
-    def setup(self, n):
-        self.edges = _graph(n, 3)
+    def setup(self, kind, nodes):
+        self.adj = _graph(kind, nodes)
 
-    def time_bfs(self, n):
-        return bfs_distances(n, self.edges, 0)
+    def time_bfs_distances(self, kind, nodes):
+        return bfs_distances(self.adj, 0)
 
-    def time_eccentricity(self, n):
-        return eccentricity(n, self.edges, 0)
+    def time_bfs_from_middle(self, kind, nodes):
+        return bfs_distances(self.adj, len(self.adj) // 2)

@@ -1,12 +1,16 @@
+"""Order-preserving de-duplication."""
+
+
 def unique_ordered(items):
-    """Distinct items in first-seen order."""
-    seen = []
+    """First occurrence of every distinct item, in input order."""
+    seen = set()
+    out = []
     for item in items:
         if item not in seen:
-            seen.append(item)
-    return seen
+            seen.add(item)
+            out.append(item)
+    return out
 
 
 def count_distinct(items):
-    """Number of distinct items."""
     return len(unique_ordered(items))

@@ -1,25 +1,29 @@
+"""Gaussian-kernel ridge regression."""
+
 import numpy as np
 
 
-def rbf(A, B, gamma):
-    """Gaussian kernel matrix between rows of A and rows of B."""
-    sq = (A**2).sum(1)[:, None] + (B**2).sum(1)[None, :] - 2 * A @ B.T
-    return np.exp(-gamma * np.maximum(sq, 0.0))
+def _kernel(A, B, gamma):
+    d2 = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * (A @ B.T)
+    return np.exp(-gamma * np.maximum(d2, 0.0))
 
 
 class KernelRidge:
-    """Kernel ridge regression with an RBF kernel."""
+    """``fit(X, y)`` stores the training data; ``predict(Q)`` returns K(Q, X) @ alpha."""
 
-    def __init__(self, gamma=0.5, alpha=1e-2):
+    def __init__(self, gamma=0.5, alpha=1e-3):
         self.gamma, self.alpha = gamma, alpha
 
     def fit(self, X, y):
-        self.X, self.y = np.asarray(X, float), np.asarray(y, float)
+        self.X_ = np.asarray(X, dtype=np.float64)
+        self.y_ = np.asarray(y, dtype=np.float64)
         return self
 
-    def _weights(self):
-        K = rbf(self.X, self.X, self.gamma)
-        return np.linalg.solve(K + self.alpha * np.eye(len(K)), self.y)
+    def _dual(self):
+        K = _kernel(self.X_, self.X_, self.gamma)
+        K[np.diag_indices_from(K)] += self.alpha
+        return np.linalg.solve(K, self.y_)
 
-    def predict(self, Xq):
-        return rbf(np.asarray(Xq, float), self.X, self.gamma) @ self._weights()
+    def predict(self, Q):
+        Q = np.asarray(Q, dtype=np.float64)
+        return _kernel(Q, self.X_, self.gamma) @ self._dual()

@@ -1,28 +1,37 @@
+"""Gaussian-kernel ridge regression."""
+
 import numpy as np
 
 
-def rbf(A, B, gamma):
-    """Gaussian kernel matrix between rows of A and rows of B."""
-    sq = (A**2).sum(1)[:, None] + (B**2).sum(1)[None, :] - 2 * A @ B.T
-    return np.exp(-gamma * np.maximum(sq, 0.0))
+def _kernel(A, B, gamma):
+    d2 = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * (A @ B.T)
+    return np.exp(-gamma * np.maximum(d2, 0.0))
 
 
 class KernelRidge:
-    """Kernel ridge regression with an RBF kernel."""
+    """``fit(X, y)`` stores the training data; ``predict(Q)`` returns K(Q, X) @ alpha.
 
-    def __init__(self, gamma=0.5, alpha=1e-2):
+    The dual coefficients depend only on the training data: they are solved for once, on
+    the first prediction, and reused until the next ``fit``.
+    """
+
+    def __init__(self, gamma=0.5, alpha=1e-3):
         self.gamma, self.alpha = gamma, alpha
+        self._coef = None
 
     def fit(self, X, y):
-        self.X, self.y = np.asarray(X, float), np.asarray(y, float)
-        self._w = None
+        self.X_ = np.asarray(X, dtype=np.float64)
+        self.y_ = np.asarray(y, dtype=np.float64)
+        self._coef = None
         return self
 
-    def _weights(self):
-        if getattr(self, "_w", None) is None:
-            K = rbf(self.X, self.X, self.gamma)
-            self._w = np.linalg.solve(K + self.alpha * np.eye(len(K)), self.y)
-        return self._w
+    def _dual(self):
+        if self._coef is None:
+            K = _kernel(self.X_, self.X_, self.gamma)
+            K[np.diag_indices_from(K)] += self.alpha
+            self._coef = np.linalg.solve(K, self.y_)
+        return self._coef
 
-    def predict(self, Xq):
-        return rbf(np.asarray(Xq, float), self.X, self.gamma) @ self._weights()
+    def predict(self, Q):
+        Q = np.asarray(Q, dtype=np.float64)
+        return _kernel(Q, self.X_, self.gamma) @ self._dual()

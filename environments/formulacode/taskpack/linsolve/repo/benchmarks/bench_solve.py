@@ -1,15 +1,24 @@
 import numpy as np
-from linsolve import solve_many
+from linsys import solve_many
+
+_DATA = {}
 
 
-class SolveMany:
-    params = [[30, 60], [50]]
-    param_names = ["n", "rhs"]
+def _system(n, k):
+    if (n, k) not in _DATA:
+        rng = np.random.default_rng(n * 100 + k)
+        A = rng.standard_normal((n, n)) + n * np.eye(n)  # well conditioned
+        _DATA[n, k] = (A, rng.standard_normal((k, n)))
+    return _DATA[n, k]
 
-    def setup(self, n, rhs):
-        rng = np.random.default_rng(0)
-        self.A = rng.normal(size=(n, n)) + n * np.eye(n)
-        self.B = rng.normal(size=(n, rhs))
 
-    def time_solve_many(self, n, rhs):
+class Solve:
+    params = [[8, 64, 256], [1, 4, 16, 64]]
+    param_names = ["n", "n_rhs"]
+    warmup_time = 0.02
+
+    def setup(self, n, n_rhs):
+        self.A, self.B = _system(n, n_rhs)
+
+    def time_solve_many(self, n, n_rhs):
         return solve_many(self.A, self.B)

@@ -1,15 +1,15 @@
-import random
-
-from runmax import envelope_width, sliding_max
-
-
-def test_sliding_max():
-    assert sliding_max([1, 3, 2, 5, 4, 1], 2) == [3, 3, 5, 5, 4]
-    assert sliding_max([2, 2, 2], 3) == [2]
+import numpy as np
+import pytest
+from winmax import running_max, running_min
 
 
-def test_random_against_naive():
-    rng = random.Random(5)
-    x = [rng.randrange(10) for _ in range(60)]
-    assert sliding_max(x, 7) == [max(x[i:i + 7]) for i in range(54)]
-    assert envelope_width([0, 1, 0, 1], 2) == 3
+@pytest.mark.parametrize("w", [1, 2, 3, 7, 10])
+def test_matches_naive(w):
+    x = np.random.default_rng(w).standard_normal(10)
+    assert running_max(x, w).tolist() == [max(x[i:i + w]) for i in range(11 - w)]
+    assert running_min(x, w).tolist() == [min(x[i:i + w]) for i in range(11 - w)]
+
+
+def test_bad_window():
+    with pytest.raises(ValueError):
+        running_max([1.0, 2.0], 3)

@@ -1,0 +1,3 @@
+from scorer.core import MLP, score_all
+
+__all__ = ["MLP", "score_all"]

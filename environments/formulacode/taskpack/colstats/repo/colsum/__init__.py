@@ -1,0 +1,3 @@
+from colsum.core import describe
+
+__all__ = ["describe"]

@@ -1,5 +1,0 @@
-"""filterkit: a small scientific-Python package of the FormulaCode offline pack."""
-
-from filterkit.core import fir_filter, smooth
-
-__all__ = ['fir_filter', 'smooth']

@@ -1,0 +1,3 @@
+from strdist.core import levenshtein
+
+__all__ = ["levenshtein"]

@@ -1,0 +1,3 @@
+from growbuf.core import Recorder
+
+__all__ = ["Recorder"]

@@ -1,0 +1,3 @@
+from kclust.core import assign, inertia
+
+__all__ = ["assign", "inertia"]

@@ -1,0 +1,3 @@
+from eventlog.core import read_events, write_events
+
+__all__ = ["read_events", "write_events"]

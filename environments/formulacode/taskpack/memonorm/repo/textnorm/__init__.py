@@ -1,0 +1,3 @@
+from textnorm.core import Normalizer
+
+__all__ = ["Normalizer"]

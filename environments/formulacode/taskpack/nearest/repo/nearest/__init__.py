@@ -1,5 +1,0 @@
-"""nearest: a small scientific-Python package of the FormulaCode offline pack."""
-
-from nearest.core import snap_to_grid
-
-__all__ = ['snap_to_grid']

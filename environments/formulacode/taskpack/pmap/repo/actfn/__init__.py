@@ -1,0 +1,3 @@
+from actfn.core import KINDS, apply
+
+__all__ = ["KINDS", "apply"]

@@ -1,0 +1,3 @@
+from qstats.core import Sample
+
+__all__ = ["Sample"]

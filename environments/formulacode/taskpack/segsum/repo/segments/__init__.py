@@ -1,0 +1,3 @@
+from segments.core import segment_max, segment_sums
+
+__all__ = ["segment_max", "segment_sums"]

@@ -1,0 +1,3 @@
+from zscore.core import standardize
+
+__all__ = ["standardize"]

@@ -1,0 +1,3 @@
+from smooth.core import KERNELS, smooth
+
+__all__ = ["KERNELS", "smooth"]
