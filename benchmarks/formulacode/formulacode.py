@@ -50,6 +50,8 @@ COMPOSE = Path(__file__).parent / "compose.yaml"
 DEFAULT_DATASET = "pack"
 DEFAULT_ROUNDS = 5
 DEFAULT_REPEAT = 3
+DEFAULT_MAX_ROUNDS = 10  # calibration: extra rounds for workloads above the CV target
+DEFAULT_SAMPLE_BUDGET = 1.0  # seconds per workload per round for CV-targeted repeats
 DEFAULT_TIME_LIMIT = 6 * 3600  # the Harbor adapter's agent budget (spec §4)
 DEFAULT_CPUS = 2.0
 DEFAULT_MEMORY = "4g"
@@ -107,6 +109,8 @@ def formulacode(
     tasks: str | list[str] | None = None,
     rounds: int = DEFAULT_ROUNDS,
     repeat: int = DEFAULT_REPEAT,
+    max_rounds: int = DEFAULT_MAX_ROUNDS,
+    sample_budget: float = DEFAULT_SAMPLE_BUDGET,
     timer: str = "task",
     time_limit: int = DEFAULT_TIME_LIMIT,
     cpus: float = DEFAULT_CPUS,
@@ -120,6 +124,10 @@ def formulacode(
         tasks: Comma-separated task ids or pack slugs to keep (default: all).
         rounds: Interleaved timing rounds (baseline/expert/agent per round; spec: >= 5).
         repeat: Timing samples per workload per round.
+        max_rounds: Rounds at most, counting calibration rounds (extra rounds re-time only
+            the workloads whose CV is still above 2%); ``rounds`` turns calibration off.
+        sample_budget: Seconds per workload per round spent on CV-targeted repeats (a
+            smoke run can lower it; the default is the measurement setting).
         timer: ``task`` (each task's declared timer: ``process_cpu`` unless its metadata
             says ``wall``), ``process_cpu`` (CPU time on one pinned CPU, robust on shared
             machines) or ``wall`` (wall clock on the task's declared CPU set).
@@ -153,7 +161,8 @@ def formulacode(
         dataset=MemoryDataset(samples, name=f"formulacode-{Path(dataset).stem}"),
         setup=prepare_repo(),
         solver=default_agent(),
-        scorer=[formulacode_scorer(rounds=rounds, repeat=repeat, timer=timer),
+        scorer=[formulacode_scorer(rounds=rounds, repeat=repeat, timer=timer,
+                                   max_rounds=max_rounds, sample_budget=sample_budget),
                 tool_call_validity()],
         sandbox=task_sandbox,
         time_limit=time_limit,

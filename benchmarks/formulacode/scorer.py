@@ -145,14 +145,16 @@ def _plain(value: Any) -> Any:
 
 @scorer(metrics=METRICS)
 def formulacode_scorer(rounds: int = 5, repeat: int = 3, timer: str = "task",
-                       timeout: int = 3600, max_rounds: int = 10) -> Scorer:
+                       timeout: int = 3600, max_rounds: int = 10,
+                       sample_budget: float = 1.0) -> Scorer:
     """Apply the agent's diff to a clean base tree, gate on tests and snapshots, time
     baseline/expert/agent interleaved, and score advantage, speedup and reward."""
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
         settings = GradeSettings(rounds=rounds, repeat=repeat, timer=timer,
-                                 max_rounds=max_rounds, controls=["control"],
+                                 max_rounds=max_rounds, sample_budget=sample_budget,
+                                 controls=["control"],
                                  python=str(meta.get("python", "python3"))).for_task(meta)
         try:
             await install_runtime()
