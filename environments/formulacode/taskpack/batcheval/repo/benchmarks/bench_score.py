@@ -1,7 +1,7 @@
 import numpy as np
 from scorer import MLP, score_all
 
-_DATA = {}
+_DATA: dict = {}
 
 
 def _items(n, n_in):

@@ -1,6 +1,6 @@
 from graphs import bfs_distances, grid_graph, random_graph
 
-_GRAPHS = {}
+_GRAPHS: dict = {}
 
 
 def _graph(kind, size):

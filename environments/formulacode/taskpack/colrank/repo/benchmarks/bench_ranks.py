@@ -1,7 +1,7 @@
 import numpy as np
 from ranks import rank_columns, spearman
 
-_DATA = {}
+_DATA: dict = {}
 
 
 def _data(n, m, dtype):

@@ -1,7 +1,7 @@
 import numpy as np
 from colsum import describe
 
-_DATA = {}
+_DATA: dict = {}
 
 
 def _table(n, m):

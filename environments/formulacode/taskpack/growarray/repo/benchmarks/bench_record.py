@@ -1,7 +1,7 @@
 import numpy as np
 from growbuf import Recorder
 
-_DATA = {}
+_DATA: dict = {}
 
 
 def _chunks(n_chunks, size):

@@ -1,7 +1,7 @@
 import numpy as np
 from kclust import assign, inertia
 
-_DATA = {}
+_DATA: dict = {}
 
 
 def _data(n, k, d=3):

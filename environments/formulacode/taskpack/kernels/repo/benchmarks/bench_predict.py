@@ -1,7 +1,7 @@
 import numpy as np
 from kernsmooth import KernelRidge
 
-_DATA = {}
+_DATA: dict = {}
 
 
 def _data(n_train, n_query):

@@ -1,7 +1,7 @@
 import numpy as np
 from linsys import solve_many
 
-_DATA = {}
+_DATA: dict = {}
 
 
 def _system(n, k):

@@ -1,7 +1,7 @@
 import numpy as np
 from actfn import apply
 
-_DATA = {}
+_DATA: dict = {}
 
 
 def _data(n):

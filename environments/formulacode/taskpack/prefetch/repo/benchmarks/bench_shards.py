@@ -4,7 +4,7 @@ import tempfile
 import numpy as np
 from shardio import shard_summary, write_shards
 
-_DATA = {}
+_DATA: dict = {}
 
 
 def _arrays(n_shards, length):

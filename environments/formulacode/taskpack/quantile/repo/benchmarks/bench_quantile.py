@@ -1,7 +1,7 @@
 import numpy as np
 from qstats import Sample
 
-_DATA = {}
+_DATA: dict = {}
 
 
 def _values(n):

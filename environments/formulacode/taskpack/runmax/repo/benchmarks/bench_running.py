@@ -1,7 +1,7 @@
 import numpy as np
 from winmax import running_max, running_min
 
-_DATA = {}
+_DATA: dict = {}
 
 
 def _series(n):

@@ -1,7 +1,7 @@
 import numpy as np
 from segments import segment_max, segment_sums
 
-_DATA = {}
+_DATA: dict = {}
 
 
 def _data(n_segments, mean_len):

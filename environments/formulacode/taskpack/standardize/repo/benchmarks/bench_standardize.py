@@ -1,7 +1,7 @@
 import numpy as np
 from zscore import standardize
 
-_DATA = {}
+_DATA: dict = {}
 
 
 def _matrix(n, m):

@@ -1,7 +1,7 @@
 import numpy as np
 from smooth import smooth
 
-_DATA = {}
+_DATA: dict = {}
 
 
 def _grid(size):

@@ -1,7 +1,7 @@
 import numpy as np
 from topsel import top_k, top_k_rows
 
-_DATA = {}
+_DATA: dict = {}
 
 
 def _data(shape):

@@ -1,7 +1,7 @@
 import numpy as np
 from winfeat import rolling_mean, rolling_std
 
-_DATA = {}
+_DATA: dict = {}
 
 
 def _series(n):
