@@ -391,26 +391,19 @@ def study_pairs(paths: str | Path | Sequence[str | Path], *, factor: str = "scal
     ``metric`` under each of the two ``role`` levels and their paired difference over the
     cells both ran (``harness.stats.paired_difference``; the study blocks on item).
 
-    Factor levels are read from each log's ``eval_metadata["factors"]`` (the study engine
-    writes them there); samples that errored are left out of the means and counted in ``errored``.
+    Factor levels come from the study engine's own reader
+    (:func:`harness.factorial.report.frame.study_frame`); samples that errored are left out
+    of the means and counted in ``errored``.
     """
     import polars as pl
 
-    from harness.results import read_results
+    from harness.factorial.report.frame import study_frame
     from harness.stats import mean_ci, paired_difference
 
-    frame = read_results(paths if isinstance(paths, str | Path) else list(paths))
+    frame = study_frame(paths if isinstance(paths, str | Path) else list(paths))
     frame = frame.filter((pl.col("scorer") == "method_metrics")
                          & (pl.col("score_key").str.split("/").list.last() == metric))
-    levels_of: dict[str, dict[str, str]] = {}
-    for raw in frame["eval_metadata"].drop_nulls().unique().to_list():
-        factors = (json.loads(raw) or {}).get("factors") or {}
-        levels_of[raw] = {k: str(v) for k, v in factors.items() if v is not None}
-    frame = frame.with_columns(
-        pl.col("eval_metadata").replace_strict(
-            {k: v.get(name) for k, v in levels_of.items()}, default=None,
-            return_dtype=pl.Utf8).alias(f"_{name}")
-        for name in (factor, role))
+    frame = frame.with_columns(pl.col(factor).alias(f"_{factor}"), pl.col(role).alias(f"_{role}"))
     rows: list[dict[str, Any]] = []
     for (task, part), group in frame.group_by(["task", f"_{factor}"], maintain_order=True):
         errored = group.filter(pl.col("error").is_not_null())
