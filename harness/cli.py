@@ -255,16 +255,24 @@ def study_report(
     score_key: Annotated[str | None, typer.Option(
         "--score-key", help="Score key to analyse (default: the study's first listed score, "
                             "or the only key in the logs).")] = None,
+    headline_factor: Annotated[str | None, typer.Option(
+        "--headline-factor", help="Factor the attribution is about (default: the study "
+                                  "file's headline_factor, else model, else the first).")
+    ] = None,
 ) -> None:
     """Write report.html, report.md and report.json for a study's logs."""
     import shlex
     import sys
 
-    from harness.factorial.report import build_report
+    from harness.factorial.report import ReportOptions, build_report
 
     command = shlex.join(["harness", *sys.argv[1:]])
-    paths = (build_report(log_dir, out, command=command, score_key=score_key) if score_key
-             else build_report(log_dir, out, command=command))
+    options: ReportOptions = {"command": command}
+    if score_key:
+        options["score_key"] = score_key
+    if headline_factor:
+        options["headline_factor"] = headline_factor
+    paths = build_report(log_dir, out, **options)
     for kind, path in paths.items():
         console.print(f"{kind}: {path}")
 

@@ -210,6 +210,11 @@ class Study(_Strict):
     limit: int | None = Field(default=None, ge=1)
     causal: Causal | None = None
     analysis: Analysis = Field(default_factory=Analysis)
+    headline_factor: str | None = None
+    """The factor the report's attribution sentence and the analysis' robustness, pair and
+    power sections are about (default: ``model`` when it is a factor, else the first).
+    A method study names its method factor here, so a one-level model factor does not make
+    the headline read "model's main effect 0.0%"."""
     intervention_seed: int = 0
     source: str | None = Field(default=None, exclude=True)
 
@@ -350,6 +355,10 @@ def _semantic_errors(study: Study) -> list[tuple[tuple[Any, ...], str]]:
                 if not isinstance(level.value, str) or "/" not in level.value:
                     errors.append((("factors", i, "levels", j),
                                    f"a model level is 'provider/name', got {level.value!r}"))
+    if study.headline_factor is not None and study.headline_factor not in names:
+        errors.append((("headline_factor",),
+                       f"headline_factor {study.headline_factor!r} is not a factor "
+                       f"(factors: {', '.join(names)})"))
     has_model = any(f.binds_to == "model" for f in study.factors)
     if not has_model:
         errors.append((("factors",), "no factor binds_to model (every cell needs a model)"))

@@ -38,7 +38,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -58,8 +59,10 @@ CHAT_TEMPLATE = (
 """Chat messages are the plain concatenation of their contents: a byte LM has no roles, and
 the probes' prompts (a passkey context, an induction sequence) must reach it verbatim."""
 
-__all__ = ["BOS", "EOS", "PAD", "SHARING", "VOCAB", "TinyConfig", "build_model",
-           "export", "save", "save_tokenizer", "step_flops", "train", "trained_parameters"]
+__all__ = ["BOS", "EOS", "PAD", "SHARING", "VOCAB", "NextBatch", "TinyConfig", "build_model",
+           "cosine_lr", "deterministic", "export", "make_optimizer", "save", "save_tokenizer",
+           "step_flops", "text_bytes", "train", "train_steps", "trained_parameters",
+           "window_batches"]
 
 
 @dataclass(frozen=True)
@@ -240,52 +243,104 @@ def _lr(step: int, cfg: TinyConfig) -> float:
 
 
 StepLog = Callable[..., None]
+NextBatch = Callable[[int], tuple[torch.Tensor, torch.Tensor]]
+"""``next_batch(step) -> (inputs, targets)``, both ``[batch, seq_len]`` long tensors: the
+data a training step sees. A recipe swaps the data (procedural sequences first, a copy task)
+without touching the loop."""
 
 
-def train(cfg: TinyConfig, text: str, seed: int, log: StepLog | None = None) -> Any:
-    """Train on ``text`` (UTF-8 bytes): random ``seq_len`` windows, each after ``<|bos|>``;
-    AdamW with warmup and cosine decay to 10%; gradient norm clipped at 1. Returns the
-    exported plain Llama. ``log(step=, loss=, tokens=, flops=, lr=)`` sees every step."""
-    threads = torch.get_num_threads()
-    deterministic = torch.are_deterministic_algorithms_enabled()
-    torch.set_num_threads(cfg.threads)
+@contextmanager
+def deterministic(threads: int) -> Iterator[None]:
+    """``threads`` CPU threads and torch's deterministic algorithms inside the block; the
+    caller's settings come back after it (so a recipe cannot leak them into a test)."""
+    before = torch.get_num_threads()
+    was_deterministic = torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True)
     try:
-        data = torch.frombuffer(bytearray(text.encode("utf-8")), dtype=torch.uint8)
-        if data.numel() <= cfg.seq_len + 1:
-            raise ValueError("the training text is shorter than one window")
-        model = build_model(cfg, seed)
-        model.train()
-        params = [p for p in model.parameters() if p.requires_grad]
-        decay = [p for p in params if p.dim() >= 2]
-        rest = [p for p in params if p.dim() < 2]
-        opt = torch.optim.AdamW(
-            [{"params": decay, "weight_decay": cfg.weight_decay},
-             {"params": rest, "weight_decay": 0.0}],
-            lr=cfg.lr, betas=(0.9, 0.95))
-        gen = torch.Generator().manual_seed(seed)
-        flops = step_flops(cfg)
-        offsets = torch.arange(cfg.seq_len)
-        for step in range(1, cfg.steps + 1):
-            starts = torch.randint(0, data.numel() - cfg.seq_len, (cfg.batch, 1), generator=gen)
-            target = data[starts + offsets].long()
-            inputs = torch.cat([torch.full((cfg.batch, 1), BOS), target[:, :-1]], dim=1)
-            lr = _lr(step, cfg)
-            for group in opt.param_groups:
-                group["lr"] = lr
-            logits = model(input_ids=inputs, use_cache=False).logits
-            loss = F.cross_entropy(logits.reshape(-1, VOCAB), target.reshape(-1))
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            opt.step()
-            if log is not None:
-                log(step=step, loss=loss.item(), tokens=cfg.batch * cfg.seq_len, flops=flops,
-                    lr=lr)
-        return export(model, cfg)
+        yield
     finally:
-        torch.set_num_threads(threads)
-        torch.use_deterministic_algorithms(deterministic)
+        torch.set_num_threads(before)
+        torch.use_deterministic_algorithms(was_deterministic)
+
+
+def text_bytes(text: str, seq_len: int) -> torch.Tensor:
+    """The UTF-8 bytes of ``text`` as a ``uint8`` tensor (an error if under one window)."""
+    data = torch.frombuffer(bytearray(text.encode("utf-8")), dtype=torch.uint8)
+    if data.numel() <= seq_len + 1:
+        raise ValueError("the training text is shorter than one window")
+    return data
+
+
+def window_batches(data: torch.Tensor, cfg: TinyConfig, seed: int) -> NextBatch:
+    """Random ``seq_len`` windows of ``data``, each after ``<|bos|>``, from a generator
+    seeded by ``seed`` (the step argument is ignored: the stream is the seed's)."""
+    gen = torch.Generator().manual_seed(seed)
+    offsets = torch.arange(cfg.seq_len)
+
+    def next_batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
+        starts = torch.randint(0, data.numel() - cfg.seq_len, (cfg.batch, 1), generator=gen)
+        target = data[starts + offsets].long()
+        inputs = torch.cat([torch.full((cfg.batch, 1), BOS), target[:, :-1]], dim=1)
+        return inputs, target
+
+    return next_batch
+
+
+def make_optimizer(model: Any, cfg: TinyConfig) -> torch.optim.Optimizer:
+    """AdamW (betas 0.9/0.95), weight decay on matrices only."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in params if p.dim() >= 2]
+    rest = [p for p in params if p.dim() < 2]
+    return torch.optim.AdamW(
+        [{"params": decay, "weight_decay": cfg.weight_decay},
+         {"params": rest, "weight_decay": 0.0}],
+        lr=cfg.lr, betas=(0.9, 0.95))
+
+
+def cosine_lr(cfg: TinyConfig) -> Callable[[int], float]:
+    """Linear warmup over ``warmup`` steps, then cosine decay to 10% at ``steps``."""
+    return lambda step: _lr(step, cfg)
+
+
+def train_steps(model: Any, opt: torch.optim.Optimizer, steps: range, next_batch: NextBatch,
+                lr_at: Callable[[int], float], flops: int, log: StepLog | None = None,
+                **extra: Any) -> None:
+    """Run the optimiser over ``steps``: cross-entropy on ``next_batch(step)``, gradient norm
+    clipped at 1, ``lr_at(step)`` set before each update. ``log(step=, loss=, tokens=,
+    flops=, lr=, **extra)`` sees every step (``flops`` is the caller's per-step count, which
+    changes when a recipe changes the architecture mid-run)."""
+    params = [p for group in opt.param_groups for p in group["params"]]
+    model.train()
+    for step in steps:
+        inputs, target = next_batch(step)
+        lr = lr_at(step)
+        for group in opt.param_groups:
+            group["lr"] = lr
+        logits = model(input_ids=inputs, use_cache=False).logits
+        loss = F.cross_entropy(logits.reshape(-1, VOCAB), target.reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        if log is not None:
+            log(step=step, loss=loss.item(), tokens=int(target.numel()), flops=flops, lr=lr,
+                **extra)
+
+
+def train(cfg: TinyConfig, text: str, seed: int, log: StepLog | None = None,
+          next_batch: NextBatch | None = None) -> Any:
+    """Train on ``text`` (UTF-8 bytes): random ``seq_len`` windows, each after ``<|bos|>``
+    (or on ``next_batch``'s data when given); AdamW with warmup and cosine decay to 10%;
+    gradient norm clipped at 1. Returns the exported plain Llama. ``log(step=, loss=,
+    tokens=, flops=, lr=)`` sees every step."""
+    with deterministic(cfg.threads):
+        batches = next_batch or window_batches(text_bytes(text, cfg.seq_len), cfg, seed)
+        model = build_model(cfg, seed)
+        opt = make_optimizer(model, cfg)
+        train_steps(model, opt, range(1, cfg.steps + 1), batches, cosine_lr(cfg),
+                    step_flops(cfg), log)
+        return export(model, cfg)
 
 
 def save(model: Any, cfg: TinyConfig, out: Path) -> None:

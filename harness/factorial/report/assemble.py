@@ -114,6 +114,7 @@ def report_data(
     family = options.get("family", "gaussian")
     item_mode = options.get("item_mode")
     anova_type = options.get("anova_type", 2)
+    headline = options.get("headline_factor")
     if isinstance(source, pl.DataFrame) and "cell_id" in source.columns:
         frame = source if study is None else source.filter(pl.col("study") == study)
     else:
@@ -125,6 +126,8 @@ def report_data(
     missing = [f for f in [*names, response, item] if f not in frame.columns]
     if missing:
         raise ValueError(f"columns not in the study frame: {missing}")
+    if headline is not None and headline not in names:
+        raise ValueError(f"headline_factor {headline!r} is not among the factors {names}")
     preferred = study_file.response.scores if study_file is not None else []
     key = resolve_score_key(frame, score_key, preferred)
     if family == "auto":  # from a study file: binomial when every score is 0 or 1
@@ -136,7 +139,7 @@ def report_data(
     spec = Spec(response=response, score_key=key, factors=names, item=item, order=order,
                  family=family, item_mode=item_mode, anova_type=anova_type,
                  seed="replicate_seed" if seeded and family == "binomial"
-                 and item_mode == "random" else None)
+                 and item_mode == "random" else None, headline_factor=headline)
     in_study = pl.all_horizontal([pl.col(f).is_not_null() for f in names])
     scored = frame.filter(in_study & (pl.col("score_key") == key if key else pl.lit(True)))
     if scored.is_empty():
@@ -196,8 +199,12 @@ def _study_defaults(study: Study | None) -> dict[str, Any]:
     if study is None:
         return {}
     mode = study.analysis.item_mode
-    return {"order": study.analysis.order, "family": study.analysis.family,
-            "item_mode": None if mode == "none" else mode}
+    defaults: dict[str, Any] = {"order": study.analysis.order,
+                                "family": study.analysis.family,
+                                "item_mode": None if mode == "none" else mode}
+    if study.headline_factor is not None:
+        defaults["headline_factor"] = study.headline_factor
+    return defaults
 
 
 def _identification(study: Study | None, factors: list[str]) -> list[dict[str, Any]] | None:

@@ -20,7 +20,11 @@ def term_factors(term: str) -> set[str]:
     return set(str(term).split(":"))
 
 
-def headline_factor(factors: list[str]) -> str:
+def headline_factor(factors: list[str], chosen: str | None = None) -> str:
+    """The factor a report's headline is about: ``chosen`` (a study's ``headline_factor``)
+    when given, else ``model`` when it is a factor, else the first factor."""
+    if chosen is not None:
+        return chosen
     return "model" if "model" in factors else factors[0]
 
 
@@ -29,13 +33,14 @@ def attribution_section(
 ) -> dict[str, Any]:
     """A one-sentence attribution plus the numbers behind it.
 
-    The headline factor is ``model`` when it is a factor (else the first factor); the
+    The headline factor is the spec's ``headline_factor`` when set, else ``model`` when it
+    is a factor (else the first factor); the
     headline pair is the analysis' attributed pair (its top two models) or, without one,
     the best and worst levels by raw means. The sentence gives the gap, how it behaves
     across every setup condition (combination of the other factors' levels), and how much
     of the explained variance is the factor's main effect vs its interactions.
     """
-    factor = headline_factor(spec.factors)
+    factor = headline_factor(spec.factors, spec.headline_factor)
     setup = [f for f in spec.factors if f != factor]
     provided = (analysis or {}).get("attribution") or None
 

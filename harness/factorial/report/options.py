@@ -31,6 +31,7 @@ class Spec:
     item_mode: str | None = None
     anova_type: int = 2
     seed: str | None = None
+    headline_factor: str | None = None
 
 
 
@@ -42,7 +43,8 @@ class ReportOptions(TypedDict, total=False):
     order: highest interaction order [2]; title: report title [names the study];
     study: keep only this study's logs; command: command line recorded as the origin;
     family: ``gaussian`` or ``binomial``; item_mode: ``fixed``, ``cluster``, ``random`` or
-    None; anova_type: 2 or 3.
+    None; anova_type: 2 or 3; headline_factor: the factor the attribution is about
+    [the study file's ``headline_factor``, else ``model`` when a factor, else the first].
     """
 
     response: str
@@ -56,6 +58,7 @@ class ReportOptions(TypedDict, total=False):
     family: str
     item_mode: str | None
     anova_type: int
+    headline_factor: str | None
 
 
 def check_options(options: Mapping[str, object]) -> None:

@@ -171,6 +171,14 @@ def effects_section(
     return {"main_effects": main, "interactions": pairs}
 
 
+def _analysed_headline(spec: Spec, varying: list[str]) -> str | None:
+    """The factor the analysis' robustness, pair and power sections are about: the chosen
+    headline factor when it varies, else the analysis' own default (``model``, if any)."""
+    if spec.headline_factor is not None and spec.headline_factor in varying:
+        return spec.headline_factor
+    return "model" if "model" in varying else None
+
+
 def run_analysis(scored: pl.DataFrame, spec: Spec) -> tuple[dict | None, str | None]:
     """The analysis dict, or the reason it could not be computed (the report still ships)."""
     from harness.factorial.analysis import analyze
@@ -183,7 +191,8 @@ def run_analysis(scored: pl.DataFrame, spec: Spec) -> tuple[dict | None, str | N
         result = analyze(data, response=spec.response, factors=varying, item=spec.item,
                          family=spec.family,  # type: ignore[arg-type]
                          order=spec.order, item_mode=spec.item_mode,  # type: ignore[arg-type]
-                         anova_type=spec.anova_type, seed=spec.seed)
+                         anova_type=spec.anova_type, seed=spec.seed,
+                         model_factor=_analysed_headline(spec, varying))
     except Exception as exc:  # a failed fit must not lose the design and cell tables
         return None, f"{type(exc).__name__}: {exc}"
     return clean(result.to_dict()), None

@@ -203,6 +203,20 @@ def test_anova_and_attribution(data: dict[str, Any], log_dir: Path) -> None:
 
 
 @pytest.mark.slow
+def test_headline_factor_moves_the_attribution_off_model(log_dir: Path) -> None:
+    data = report_data(log_dir, headline_factor="prompt_style")
+    attribution = data["attribution"]
+    assert attribution["factor"] == "prompt_style"
+    assert attribution["setup_factors"] == ["model"]
+    assert attribution["statement"].startswith("The gap in ")
+    assert " between prompt_style " in attribution["statement"]
+    # the scripted agents ignore the prompt style: its main effect explains nothing
+    assert attribution["main_effect_share"] == pytest.approx(0.0, abs=1e-9)
+    with pytest.raises(ValueError, match="headline_factor 'seed' is not among the factors"):
+        report_data(log_dir, headline_factor="seed")
+
+
+@pytest.mark.slow
 def test_eval_commands_reproduce_recorded_specs(data: dict[str, Any]) -> None:
     commands = data["provenance"]["eval_commands"]
     assert len(commands) == 6

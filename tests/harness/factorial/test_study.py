@@ -128,3 +128,10 @@ def test_examples_load(tmp_path: Path) -> None:
 def test_unreadable_file(tmp_path: Path) -> None:
     with pytest.raises(StudyError, match="cannot read"):
         load_study(tmp_path / "missing.yaml")
+
+
+def test_headline_factor_must_name_a_factor() -> None:
+    assert parse_study(VALID + "headline_factor: prompt\n").headline_factor == "prompt"
+    message = _error(VALID + "headline_factor: temperature\n")
+    assert ("study.yaml:21: headline_factor: headline_factor 'temperature' is not a factor "
+            "(factors: model, prompt, temp)") in message
