@@ -32,6 +32,7 @@ import benchmarks.probes.bpb  # noqa: F401
 import benchmarks.probes.esamp_arith  # noqa: F401
 import benchmarks.probes.induction  # noqa: F401
 import benchmarks.probes.mvr_workload  # noqa: F401
+import benchmarks.probes.needle  # noqa: F401
 import benchmarks.probes.passkey  # noqa: F401
 import benchmarks.worldtravel.policies  # noqa: F401
 import benchmarks.worldtravel.worldtravel  # noqa: F401

@@ -1,4 +1,5 @@
-"""The shipped offline text corpus: Python's standard-library source plus this suite's docs.
+"""The shipped offline text corpora: Python's standard-library source, Python's language
+reference, and this suite's docs.
 
 Recipes train on it and the ``bpb`` probe scores held-out perplexity on it, so both read the
 same files through this module (harness is the one package that methods and benchmarks may
@@ -7,6 +8,11 @@ both import). Nothing is downloaded: the text is files already on disk.
 * ``stdlib``: the fixed, sorted list :data:`STDLIB_FILES` of pure-Python modules under
   ``sysconfig.get_paths()["stdlib"]`` (a module missing from this Python is skipped and the
   fingerprint says so). The text differs between Python versions, so the fingerprint does.
+* ``pydoc``: the topics of Python's own language reference as shipped in the standard
+  library (``pydoc_data.topics``, the text ``help("assert")`` prints): 79 topics, about
+  465 KB of English prose with code snippets on Python 3.11, one "file" per topic (sorted
+  by name). Fixed for a given Python like ``stdlib``, so it is the general-text corpus for
+  products and probes whose numbers must reproduce; ``stdlib+pydoc`` is code plus prose.
 * ``docs``: every ``*.md`` file of this checkout (sorted by path; hidden folders, ``.venv``
   and ``node_modules`` left out). Docs change as the repo changes; each change changes the
   fingerprint, so cached products keyed on it rebuild and bpb scores move. The default is
@@ -57,7 +63,9 @@ STDLIB_FILES: tuple[str, ...] = tuple(sorted(
 ))
 """Standard-library files of the ``stdlib`` source, relative to the stdlib folder (sorted)."""
 
-CORPORA = ("stdlib", "docs", "stdlib+docs")
+CORPORA = ("stdlib", "pydoc", "docs", "stdlib+pydoc", "stdlib+docs")
+"""Corpus names: a source, or sources joined by ``+`` (each split on its own, then
+concatenated in this order: stdlib, pydoc, docs)."""
 DEFAULT_CORPUS = "stdlib"
 HELD_OUT_EVERY = 5
 _SKIP_DIRS = {".venv", "node_modules", "__pycache__"}
@@ -141,6 +149,13 @@ def _stdlib() -> tuple[list[CorpusFile], list[str]]:
     return _split("stdlib", found), missing
 
 
+def _pydoc() -> list[CorpusFile]:
+    from pydoc_data.topics import topics
+
+    return _split("pydoc", [(f"{name}.txt", text.replace("\r\n", "\n"))
+                            for name, text in topics.items()])
+
+
 def _docs(root: Path = REPO_ROOT) -> list[CorpusFile]:
     found = []
     for path in root.rglob("*.md"):
@@ -153,15 +168,18 @@ def _docs(root: Path = REPO_ROOT) -> list[CorpusFile]:
 
 @lru_cache(maxsize=4)
 def load_corpus(name: str = DEFAULT_CORPUS) -> Corpus:
-    """The corpus ``stdlib``, ``docs`` or ``stdlib+docs`` (read once per process)."""
+    """The corpus ``name``, one of :data:`CORPORA` (read once per process)."""
     if name not in CORPORA:
         raise ValueError(f"unknown corpus {name!r}: one of {', '.join(CORPORA)}")
+    sources = name.split("+")
     files: list[CorpusFile] = []
     missing: list[str] = []
-    if "stdlib" in name:
+    if "stdlib" in sources:
         stdlib, missing = _stdlib()
         files += stdlib
-    if "docs" in name:
+    if "pydoc" in sources:
+        files += _pydoc()
+    if "docs" in sources:
         files += _docs()
     if not files:
         raise ValueError(f"corpus {name!r} found no files")

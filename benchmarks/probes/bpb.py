@@ -97,7 +97,8 @@ def bpb(
     Args:
         n: Number of windows (evenly spaced over the held-out split).
         window_bytes: UTF-8 bytes per window.
-        corpus: ``stdlib``, ``docs`` or ``stdlib+docs`` (see :mod:`harness.corpus`).
+        corpus: one of ``harness.corpus.CORPORA`` (``stdlib``, ``pydoc``, ``docs``,
+            ``stdlib+pydoc``, ``stdlib+docs``; see :mod:`harness.corpus`).
     """
     source = load_corpus(corpus)
     windows = held_out_windows(source, window_bytes, n)

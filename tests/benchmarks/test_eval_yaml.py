@@ -39,6 +39,7 @@ TASKS: dict[str, str] = {
     "mvr_workload": "benchmarks.probes.mvr_workload:mvr_workload",
     "bpb": "benchmarks.probes.bpb:bpb",
     "induction": "benchmarks.probes.induction:induction",
+    "needle": "benchmarks.probes.needle:needle",
     "worldtravel": "benchmarks.worldtravel.worldtravel:worldtravel",
     "worldtravel_webscape": "benchmarks.worldtravel_webscape.worldtravel_webscape:"
                             "worldtravel_webscape",

@@ -59,3 +59,18 @@ def test_windows_count_utf8_bytes() -> None:
     assert windows == held_out_windows(load_corpus("stdlib"), 256, 32)
     with pytest.raises(ValueError, match="n must be"):
         held_out_windows(load_corpus("stdlib"), 256, 10**6)
+
+
+def test_pydoc_is_pythons_language_reference_split_by_topic() -> None:
+    from pydoc_data.topics import topics
+
+    found = load_corpus("pydoc")
+    assert [f.path for f in found.files] == sorted(f"{name}.txt" for name in topics)
+    assert {f.source for f in found.files} == {"pydoc"} and found.missing == ()
+    held = [i for i, f in enumerate(found.files) if f.held_out]
+    assert held == [i for i in range(len(found.files)) if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1]
+    both = load_corpus("stdlib+pydoc")
+    assert [f.source for f in both.files] == (["stdlib"] * len(STDLIB_FILES)
+                                             + ["pydoc"] * len(found.files))
+    assert len({load_corpus(n).fingerprint for n in ("stdlib", "pydoc", "stdlib+pydoc")}) == 3
+    assert len(held_out_windows(found, 256, 64)) == 64

@@ -139,7 +139,8 @@ def report_data(
     spec = Spec(response=response, score_key=key, factors=names, item=item, order=order,
                  family=family, item_mode=item_mode, anova_type=anova_type,
                  seed="replicate_seed" if seeded and family == "binomial"
-                 and item_mode == "random" else None, headline_factor=headline)
+                 and item_mode == "random" else None, headline_factor=headline,
+                 lower_is_better=_lower_is_better(frame, key))
     in_study = pl.all_horizontal([pl.col(f).is_not_null() for f in names])
     scored = frame.filter(in_study & (pl.col("score_key") == key if key else pl.lit(True)))
     if scored.is_empty():
@@ -185,6 +186,17 @@ def report_data(
         "attribution": clean(attribution_section(analysis, cells, spec)),
         "identification": _identification(study_file, names),
     }
+
+
+def _lower_is_better(frame: pl.DataFrame, key: str | None) -> bool:
+    """Whether the analysed score is lower-is-better for every task it comes from (each
+    task's ``eval.yaml``); a score without an ``eval.yaml`` entry is higher-is-better."""
+    from harness.evalspec import lower_is_better
+
+    if key is None or "task" not in frame.columns:
+        return False
+    tasks = frame.filter(pl.col("score_key") == key).get_column("task").drop_nulls().unique()
+    return bool(len(tasks)) and all(lower_is_better(str(t), key) for t in tasks)
 
 
 def _study_file(source: Source) -> Study | None:

@@ -35,8 +35,9 @@ def attribution_section(
 
     The headline factor is the spec's ``headline_factor`` when set, else ``model`` when it
     is a factor (else the first factor); the
-    headline pair is the analysis' attributed pair (its top two models) or, without one,
-    the best and worst levels by raw means. The sentence gives the gap, how it behaves
+    headline pair is the analysis' attributed pair (its top two models) or, without one or
+    when the score is lower-is-better (``spec.lower_is_better``), the best and worst levels
+    by raw means in the score's direction. The sentence gives the gap, how it behaves
     across every setup condition (combination of the other factors' levels), and how much
     of the explained variance is the factor's main effect vs its interactions.
     """
@@ -61,9 +62,12 @@ def attribution_section(
             key = tuple(cell["levels"][f] for f in setup)
             setups.setdefault(key, {})[level] = cell["mean"]
     averages = {lv: sum(v) / len(v) for lv, v in by_level.items()}
-    pair = provided.get("models") if isinstance(provided, Mapping) else None
+    # the analysis picks its pair as the two highest means: right only when higher is better
+    pair = (provided.get("models") if isinstance(provided, Mapping)
+            and not spec.lower_is_better else None)
     if not (isinstance(pair, list) and len(pair) == 2 and all(p in averages for p in pair)):
-        ranked = sorted(averages, key=lambda lv: -averages[lv])
+        sign = 1.0 if spec.lower_is_better else -1.0
+        ranked = sorted(averages, key=lambda lv: sign * averages[lv])
         pair = [ranked[0], ranked[-1]] if len(ranked) >= 2 else None
 
     headline: dict[str, Any] | None = None
@@ -80,8 +84,9 @@ def attribution_section(
             "max_difference": max(diffs) if diffs else None,
             "conditions_same_sign": same,
         }
-        text = (f"The gap in {spec.score_key or spec.response} between {factor} {first} and "
-                f"{second} is {gap:+.3f}")
+        direction = " (lower is better)" if spec.lower_is_better else ""
+        text = (f"The gap in {spec.score_key or spec.response}{direction} between {factor} "
+                f"{first} and {second} is {gap:+.3f}")
         if diffs and setup:
             text += (f"; over the {len(diffs)} setup conditions ({' x '.join(setup)}) it "
                      f"ranges from {min(diffs):+.3f} to {max(diffs):+.3f} and keeps its sign "

@@ -32,6 +32,8 @@ class Spec:
     anova_type: int = 2
     seed: str | None = None
     headline_factor: str | None = None
+    lower_is_better: bool = False
+    """The analysed score's direction (the task's ``eval.yaml``): which level is "best"."""
 
 
 

@@ -370,3 +370,18 @@ def test_score_key_defaults_to_the_studys_first_listed_score() -> None:
     assert resolve_score_key(frame, "scorer/objective", ["gap_closed"]) == "scorer/objective"
     with pytest.raises(ValueError, match="several score keys"):
         resolve_score_key(frame, None, ["not_there"])
+
+
+def test_a_lower_is_better_score_ranks_its_lowest_level_best() -> None:
+    from harness.factorial.report.attribution import attribution_section
+    from harness.factorial.report.options import Spec
+
+    cells = [{"levels": {"sharing": level}, "mean": mean}
+             for level, mean in (("qkv", 3.2), ("q-kv", 3.5), ("qk-v", 3.9))]
+    for lower, best, worst in ((True, "qkv", "qk-v"), (False, "qk-v", "qkv")):
+        spec = Spec(response="score_value", score_key="bpb/bpb", factors=["sharing"],
+                    item="sample_id", order=1, lower_is_better=lower)
+        headline = attribution_section(None, cells, spec)["headline"]
+        assert (headline["best"], headline["worst"]) == (best, worst)
+    statement = attribution_section(None, cells, spec)["statement"]
+    assert "(lower is better)" not in statement
