@@ -4,6 +4,7 @@ paraphrase + near-miss workload (real MiniLM, oracle model behind the cache)."""
 from __future__ import annotations
 
 import importlib.util
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
@@ -16,11 +17,12 @@ from methods.models.mvrcache import Decision, SemanticCache, maxsim, normalise, 
 
 
 def _bag_embed(texts: Sequence[str]) -> np.ndarray:
-    """A deterministic toy embedder: hashed bag of words, unit norm."""
+    """A deterministic toy embedder: hashed bag of words, unit norm. CRC-32, not ``hash``:
+    Python salts ``str`` hashes per process, so two words would collide in some runs only."""
     out = np.zeros((len(texts), 64), dtype=np.float32)
     for i, text in enumerate(texts):
         for word in normalise(text).split():
-            out[i, hash(word) % 64] += 1.0
+            out[i, zlib.crc32(word.encode()) % 64] += 1.0
         out[i] /= max(np.linalg.norm(out[i]), 1e-9)
     return out
 
