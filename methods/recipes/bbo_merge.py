@@ -335,12 +335,13 @@ def bbo_merge(options: dict[str, Any], corpus: Corpus, out_dir: Path, seed: int,
 # --------------------------------------------------------------------------- summary
 
 
-def _product_of(options: dict[str, Any], seed: int) -> Path:
+def _product_of(options: dict[str, Any], seed: int) -> Path | None:
     """The newest cached bbo-merge product with these options (the others at their
     defaults) and seed. Searched rather than hashed: the corpus fingerprint (part of the
     hash) is fixed for a given Python, but the products may have been built under another
     Python than the one summarising; the newest product with these options is the study's
-    (a product of an older corpus, e.g. the former ``stdlib+docs``, has other options)."""
+    (a product of an older corpus, e.g. the former ``stdlib+docs``, has other options).
+    None when no cached product matches (the table then has no DEV column for it)."""
     from harness.recipes import recipe_cache, resolve_options
 
     wanted = resolve_options("bbo-merge", options)
@@ -349,7 +350,7 @@ def _product_of(options: dict[str, Any], seed: int) -> Path:
         doc = json.loads(info.read_text())
         if doc["options"] == wanted and doc["seed"] == seed:
             found.append((doc["created"], info.parent))
-    return max(found)[1] if found else Path("/nonexistent")
+    return max(found)[1] if found else None
 
 
 def summarise(log_dir: str | Path, score_key: str = "bpb/bpb") -> dict[str, Any]:
@@ -361,19 +362,12 @@ def summarise(log_dir: str | Path, score_key: str = "bpb/bpb") -> dict[str, Any]
     coefficients from its ``merge.json``."""
     import polars as pl
 
-    from harness.results import read_results
+    from harness.factorial.report.frame import study_frame
     from harness.stats import mean_ci
 
-    frame = read_results(str(log_dir)).filter(pl.col("score_key") == score_key)
-
-    def tag(tags: list[str], name: str) -> str:
-        return next(t.split("=", 1)[1] for t in tags if t.startswith(f"{name}="))
-
-    frame = frame.with_columns(
-        pl.col("tags").map_elements(lambda t: tag(list(t), "optimiser"),
-                                    return_dtype=pl.String).alias("optimiser"),
-        pl.col("tags").map_elements(lambda t: int(tag(list(t), "seed")),
-                                    return_dtype=pl.Int64).alias("seed"))
+    # the study engine's reader gives each factor level as a column (optimiser, seed)
+    frame = (study_frame(log_dir).filter(pl.col("score_key") == score_key)
+             .with_columns(pl.col("seed").cast(pl.Int64)))
     levels = [lv for lv in ("base", "ft-stdlib", "ft-pydoc", "uniform", *OPTIMISERS[:5])
               if lv in set(frame["optimiser"])]
     by = {lv: frame.filter(pl.col("optimiser") == lv).sort(["seed", "sample_id"])
@@ -390,9 +384,9 @@ def summarise(log_dir: str | Path, score_key: str = "bpb/bpb") -> dict[str, Any]
             row["per_seed"][seed] = float(seed_part["score_value"].mean())  # type: ignore[arg-type]
             options: dict[str, Any] = ({"optimiser": "fixed", "coeffs": fixed[lv]}
                                        if lv in fixed else {"optimiser": lv})
-            info_file = _product_of(options, seed) / "merge.json"
-            if info_file.is_file():
-                info = json.loads(info_file.read_text())
+            product = _product_of(options, seed)
+            if product is not None and (product / "merge.json").is_file():
+                info = json.loads((product / "merge.json").read_text())
                 row["dev_bpb"][seed] = info["dev_bpb"]
                 row["coeffs"][seed] = [round(c, 3) for c in info["coeffs"]]
         for ref in ("uniform", "base", "ft-stdlib", "ft-pydoc"):

@@ -161,7 +161,6 @@ def cpt(options: dict[str, Any], corpus: Corpus, out_dir: Path, seed: int,
     """Continue pre-training ``base`` on ``corpus.train`` (random token windows, seeded);
     save the model with the base's tokenizer and ``cpt.json`` (the base's fingerprint)."""
     import torch
-    from torch.nn import functional as F  # noqa: N812
 
     from methods.recipes import tinylm
 
@@ -177,27 +176,18 @@ def cpt(options: dict[str, Any], corpus: Corpus, out_dir: Path, seed: int,
         model = _load(base)
         n_params = sum(p.numel() for p in model.parameters())
         opt = tinylm.make_optimizer(model, schedule)
-        lr_at = tinylm.cosine_lr(schedule)
         gen = torch.Generator().manual_seed(seed)
         offsets = torch.arange(seq_len + 1)
-        tokens = batch * seq_len
-        params = [p for group in opt.param_groups for p in group["params"]]
-        log.reset_clock()
-        model.train()
-        for step in range(1, steps + 1):
+
+        def next_batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
             starts = torch.randint(0, data.numel() - seq_len - 1, (batch, 1), generator=gen)
             window = data[starts + offsets]
-            lr = lr_at(step)
-            for group in opt.param_groups:
-                group["lr"] = lr
-            logits = model(input_ids=window[:, :-1], use_cache=False).logits
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                   window[:, 1:].reshape(-1))
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            opt.step()
-            log.step(step, loss=loss.item(), tokens=tokens, flops=6 * n_params * tokens, lr=lr)
+            return window[:, :-1], window[:, 1:]
+
+        log.reset_clock()
+        tinylm.train_steps(model, opt, range(1, steps + 1), next_batch,
+                           tinylm.cosine_lr(schedule), 6 * n_params * batch * seq_len,
+                           log.step)
         model.eval()
         model.save_pretrained(str(out_dir))
     _copy_tokenizer(base, out_dir)
@@ -465,16 +455,12 @@ def paired_table(frame: Any, refs: tuple[str, ...] = ("cpt", "base")) -> Any:
     relative change ``pct_<ref>`` in % of the reference's mean). ``frame`` has columns
     ``probe``, ``variant``, ``sample_id`` and ``bpb`` (one row per window and product)."""
     import polars as pl
-    from scipy import stats
+
+    from harness.stats import mean_ci, paired_difference_ci
 
     def ci(values: list[float]) -> tuple[float, float, float]:
-        n = len(values)
-        mean = sum(values) / n
-        if n < 2:
-            return mean, math.nan, math.nan
-        sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-        half = float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
-        return mean, mean - half, mean + half
+        est = mean_ci(values)
+        return est.estimate, est.lo, est.hi
 
     rows = []
     for probe in frame["probe"].unique(maintain_order=True).to_list():
@@ -489,7 +475,9 @@ def paired_table(frame: Any, refs: tuple[str, ...] = ("cpt", "base")) -> Any:
                 if ref not in by:
                     continue
                 keys = sorted(set(values) & set(by[ref]))
-                d, dlo, dhi = ci([values[k] - by[ref][k] for k in keys])
+                paired = paired_difference_ci([values[k] for k in keys],
+                                              [by[ref][k] for k in keys])
+                d, dlo, dhi = paired.estimate, paired.lo, paired.hi
                 ref_mean = sum(by[ref][k] for k in keys) / len(keys)
                 row.update({f"d_{ref}": d, f"d_{ref}_lo": dlo, f"d_{ref}_hi": dhi,
                             f"pct_{ref}": 100 * d / ref_mean})

@@ -307,7 +307,8 @@ def train_steps(model: Any, opt: torch.optim.Optimizer, steps: range, next_batch
                 lr_at: Callable[[int], float], flops: int, log: StepLog | None = None,
                 **extra: Any) -> None:
     """Run the optimiser over ``steps``: cross-entropy on ``next_batch(step)``, gradient norm
-    clipped at 1, ``lr_at(step)`` set before each update. ``log(step=, loss=, tokens=,
+    clipped at 1, ``lr_at(step)`` set before each update; any causal LM whose output has
+    ``.logits`` (the vocabulary is the logits' width). ``log(step=, loss=, tokens=,
     flops=, lr=, **extra)`` sees every step (``flops`` is the caller's per-step count, which
     changes when a recipe changes the architecture mid-run)."""
     params = [p for group in opt.param_groups for p in group["params"]]
@@ -318,7 +319,7 @@ def train_steps(model: Any, opt: torch.optim.Optimizer, steps: range, next_batch
         for group in opt.param_groups:
             group["lr"] = lr
         logits = model(input_ids=inputs, use_cache=False).logits
-        loss = F.cross_entropy(logits.reshape(-1, VOCAB), target.reshape(-1))
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
