@@ -61,6 +61,11 @@ __all__ = [
     "two_sided_p",
     "wilson_ci",
     "wilson_interval",
+    # rank and permutation tests, row bootstrap (FormulaCode's per-workload significance)
+    "bootstrap_rows_ci",
+    "mann_whitney_p",
+    "one_sample_t_p",
+    "sign_flip_p",
 ]
 
 Values = ArrayLike | pl.Series | Sequence[float]
@@ -1051,4 +1056,115 @@ def icc(ratings: np.ndarray) -> dict[str, float | int | None]:
     out["icc2_1"] = None if den21 == 0 else float((msr - mse) / den21)
     out["icc2_k"] = None if den2k == 0 else float((msr - mse) / den2k)
     out["icc3_1"] = None if den31 == 0 else float((msr - mse) / den31)
+    return out
+
+
+# --------------------------------------------------------------------------- paired timing
+# FormulaCode's per-workload significance (benchmarks/formulacode/grading.py): a workload's
+# per-round log-ratios ln(T_base / T_candidate) are paired differences, tested with a
+# one-sample t test or an exact sign-flip test; Mann-Whitney U compares two trees' raw
+# samples (as SWE-Perf does); a task's advantage gets a bootstrap CI over rounds.
+
+
+def one_sample_t_p(differences: Sequence[float]) -> float:
+    """Two-sided p of the one-sample t test that ``mean(differences) = 0`` (df = n - 1).
+
+    Degenerate cases decide rather than return NaN, because a caller keeps or drops a
+    speedup on the answer: 1.0 with fewer than two values (one round proves nothing); with
+    zero spread, 0.0 for a non-zero mean (every round agrees exactly) and 1.0 for zero.
+    """
+    import statistics
+
+    d = [float(v) for v in differences]
+    n = len(d)
+    if n < 2:
+        return 1.0
+    mean = statistics.fmean(d)
+    sd = statistics.stdev(d)
+    if sd == 0 or not math.isfinite(sd):
+        return 0.0 if mean != 0 else 1.0
+    return float(two_sided_p(abs(mean) / (sd / math.sqrt(n)), n - 1))
+
+
+def one_sample_t_p_array(differences: ArrayLike, axis: int = -1) -> NDArray[np.float64]:
+    """:func:`one_sample_t_p` along ``axis`` of an array, NaN marking a missing value.
+
+    Why an array form: a bootstrap that re-tests significance inside every replicate (so a
+    CI also carries the uncertainty of *which* effects pass the test) needs thousands of
+    tests at once. The degenerate cases decide exactly as in :func:`one_sample_t_p`.
+    """
+    d = np.moveaxis(np.asarray(differences, dtype=np.float64), axis, -1)
+    n = np.sum(np.isfinite(d), axis=-1)
+    filled = np.where(np.isfinite(d), d, 0.0)
+    safe_n = np.maximum(n, 1)
+    mean = filled.sum(axis=-1) / safe_n
+    dev = np.where(np.isfinite(d), d - mean[..., None], 0.0)
+    sd = np.sqrt((dev**2).sum(axis=-1) / np.maximum(n - 1, 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.abs(mean) / (sd / np.sqrt(safe_n))
+    p = np.where(n >= 2, 2 * sps.t.sf(np.where(np.isfinite(t), t, 0.0), np.maximum(n - 1, 1)),
+                 1.0)
+    zero_spread = (n >= 2) & ((sd == 0) | ~np.isfinite(sd))
+    p = np.where(zero_spread, np.where(mean != 0, 0.0, 1.0), p)
+    return np.asarray(p, dtype=np.float64)
+
+
+def sign_flip_p(differences: Sequence[float], exact_max: int = 16, draws: int = 20000,
+                seed: int = 0) -> float:
+    """Two-sided p of the sign-flip permutation test of ``mean(differences) = 0``.
+
+    Exact over all ``2**n`` sign patterns up to ``exact_max`` values, Monte Carlo with a
+    fixed seed above. Distribution-free, but coarse: n values can reach no p below
+    ``2 / 2**n`` (5 rounds never reach 0.05; 6 do). 1.0 for no values.
+    """
+    x = np.asarray(differences, dtype=float)
+    n = len(x)
+    if n == 0:
+        return 1.0
+    observed = abs(x.mean())
+    if n <= exact_max:
+        signs = 1 - 2 * ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1)
+    else:
+        signs = np.random.default_rng(seed).choice([-1.0, 1.0], size=(draws, n))
+    means = np.abs((signs * x).mean(axis=1))
+    return float(np.mean(means >= observed - 1e-12))
+
+
+def mann_whitney_p(x: Sequence[float], y: Sequence[float]) -> float:
+    """Two-sided p of the Mann-Whitney U test between two unpaired samples; 1.0 when either
+    is empty or every value is the same (no ordering to test)."""
+    if len(x) < 1 or len(y) < 1:
+        return 1.0
+    if len(set(x) | set(y)) == 1:
+        return 1.0
+    return float(sps.mannwhitneyu(list(x), list(y), alternative="two-sided").pvalue)
+
+
+def bootstrap_rows_ci(
+    n_rows: int,
+    statistics: dict[str, Callable[[NDArray[np.int64]], NDArray[np.float64]]],
+    n_boot: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> dict[str, tuple[float, float]]:
+    """Percentile intervals of several statistics over one joint resample of rows.
+
+    Unlike :func:`bootstrap_ci` (one statistic of one sample), the rows here index several
+    aligned tables at once (FormulaCode: the timing rounds of the baseline, expert and
+    candidate trees), so every statistic must see the *same* resampled rows. One
+    ``(n_boot, n_rows)`` index draw is handed to each statistic, which returns one value
+    per replicate; replicates that come out non-finite are dropped from that statistic's
+    interval ((nan, nan) when none is left).
+    """
+    _check_level(level)
+    if n_rows < 1:
+        raise ValueError("no rows")
+    idx = np.random.default_rng(seed).integers(0, n_rows, size=(n_boot, n_rows))
+    tail = (1 - level) / 2 * 100
+    out: dict[str, tuple[float, float]] = {}
+    for name, statistic in statistics.items():
+        vals = np.asarray(statistic(idx), dtype=np.float64)
+        vals = vals[np.isfinite(vals)]
+        out[name] = ((float(np.percentile(vals, tail)), float(np.percentile(vals, 100 - tail)))
+                     if len(vals) else (math.nan, math.nan))
     return out

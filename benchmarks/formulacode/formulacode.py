@@ -7,7 +7,7 @@ repository's tests and on benchmark return values, and times the repository's as
 benchmarks against the base and the maintainers' patch. The headline metric is the
 advantage over the expert (mean over tasks of G(agent speedups) - G(expert speedups)).
 
-This task runs the project's offline pack (21 small scientific-Python packages of our own,
+This task runs the project's offline pack (25 small scientific-Python packages of our own,
 each with a genuine bottleneck, in the real record schema) in a docker sandbox built from
 the offline base image, or a real dataset file when its images can be pulled.
 

@@ -3,7 +3,7 @@ sandbox after the agent, with its metrics as the score (spec §5, §7, §8).
 
 Infra failures (the grader cannot measure the sample) score NaN on every key except
 ``infra_failure``: excluded from the means and counted (``infra_failure`` / ``total``), the
-same rule as ``environments.formulacode.metrics.aggregate``. The scorer adds a timed-only
+same rule as ``benchmarks.formulacode.grading.aggregate``. The scorer adds a timed-only
 ``control`` copy of the base tree, from which the noise floor is calibrated.
 
 Grading runs one sample at a time (a process-wide lock) so timing rounds never share the
@@ -32,6 +32,7 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 from inspect_ai.util import sandbox
 
+from benchmarks.formulacode.grading import evaluate
 from environments.formulacode import metrics as fcm
 from environments.formulacode.grader import (
     REMOTE_RUNTIME,
@@ -100,12 +101,12 @@ METRICS: dict[str, list[Metric]] = {
 """Score keys -> task-level metrics. An infra failure scores NaN on every key but
 ``infra_failure``: Inspect leaves NaN values out of a key's metrics (and harness.results
 reads them as missing, dropped and counted under eval.yaml's ``errored: drop``), so infra
-failures are excluded from the means and counted, exactly as ``metrics.aggregate`` does."""
+failures are excluded from the means and counted, exactly as ``grading.aggregate`` does."""
 
 
 def score_value(ev: dict[str, Any], triage: float = 0.0, diagnosis: bool = False
                 ) -> dict[str, float]:
-    """The score value of one evaluated sample (``metrics.evaluate``'s dict)."""
+    """The score value of one evaluated sample (``grading.evaluate``'s dict)."""
     if ev.get("infra_failure"):
         return {k: (1.0 if k == "infra_failure" else math.nan) for k in SCORE_KEYS}
     return {
@@ -170,7 +171,7 @@ def formulacode_scorer(rounds: int = 5, repeat: int = 3, timer: str = "task",
         except (TimeoutError, OSError, RuntimeError) as exc:
             return _infra(f"{type(exc).__name__}: {exc}")
         result = parse_result(done.stdout)
-        ev = fcm.evaluate(result, "agent")
+        ev = evaluate(result, "agent")
         if ev["infra_failure"]:
             return _infra(str(ev["failure"]))
         trees = result.get("trees", {})

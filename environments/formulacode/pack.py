@@ -87,6 +87,10 @@ def pack_record(slug: str, counter: int, pack_dir: Path = PACK_DIR) -> dict[str,
     # how the task is timed (task.json): "timer" ("process_cpu" default | "wall") and, for
     # the wall clock, "cpus" (a count or a CPU list); only present when declared
     timing = {k: meta[k] for k in ("timer", "cpus") if k in meta}
+    # what the optimisation is (parallelism, io, caching, ...): validate's acceptance
+    # checks that parallel tasks are wall-timed
+    if "kind" in meta:
+        timing["kind"] = meta["kind"]
     return {
         "task_id": f"{owner}_{repo}_{counter}",
         "repo_name": repo_name,

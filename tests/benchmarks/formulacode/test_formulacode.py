@@ -78,7 +78,7 @@ def test_oracle_cli_eval_limit_3(tmp_path: Path) -> None:
         value = score["value"]
         assert value["success"] == 1.0 and value["infra_failure"] == 0.0
         assert value["triage"] == 1.0  # the oracle touches exactly the expert's functions
-        # these experts are 2.8-3x (geomean) with no regressing workload
+        # these experts are ~2-2.4x (geomean, development timings), no workload below 1x
         assert value["speedup"] > 1.0 and value["reward"] > 1.0
 
 

@@ -1,4 +1,4 @@
-"""The Inspect scorer's metrics treat infra failures as ``metrics.aggregate`` does:
+"""The Inspect scorer's metrics treat infra failures as ``grading.aggregate`` does:
 excluded from the means and counted (one fixture, both sides)."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from inspect_ai.dataset import Sample
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from benchmarks.formulacode.grading import aggregate
 from benchmarks.formulacode.scorer import METRICS, score_value
-from environments.formulacode import metrics as fcm
 
 ROWS = Path(__file__).parents[2] / "environments" / "formulacode" / "data" / "infra_rows.json"
 
@@ -45,7 +45,7 @@ def test_infra_failures_are_excluded_and_counted_like_aggregate(tmp_path: Path) 
                log_dir=str(tmp_path), display="none")[0]
     assert log.status == "success" and log.results
     got = {s.name: {k: v.value for k, v in s.metrics.items()} for s in log.results.scores}
-    agg = fcm.aggregate(rows)
+    agg = aggregate(rows)
     assert got["advantage"]["mean"] == pytest.approx(agg["advantage_overall"])
     assert got["advantage_raw"]["mean"] == pytest.approx(agg["advantage_raw_overall"])
     assert got["advantage_ratio"]["geometric_mean"] == pytest.approx(

@@ -104,7 +104,9 @@ def test_sample_time_calibrates_number_and_min_run_count(tmp_path: Path) -> None
     """})
     res = run_time(tree, "--timer", "wall")
     number = res["meta"]["bench_cal.time_sleep"]["number"]
-    assert 5 <= number <= 20  # ~0.02 s / (1 ms + scheduler slack) calls per sample
+    # ~0.02 s / (1 ms + scheduler slack) calls per sample: never more than 20 (a sleep is
+    # >= 1 ms), and more than one unless a loaded machine stretches 1 ms sleeps to 10 ms
+    assert 2 <= number <= 20
     assert 0.0009 < min(res["samples"]["bench_cal.time_sleep"]) < 0.01
     assert len(res["samples"]["bench_cal.time_min_runs"]) == 4  # 1 warm-up + 4 >= 5
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.formulacode.agents import patched_files, short_circuit
-from environments.formulacode import metrics
+from benchmarks.formulacode.grading import evaluate
 from environments.formulacode.grader import GradeSettings, grade_local
 from environments.formulacode.pack import materialize, pack_record
 
@@ -42,7 +42,7 @@ def test_oracle_noop_and_break_on_a_pack_task(tmp_path: Path) -> None:
         "noop": {"patch": str(tmp_path / "noop.patch")},
         "break": {"patch": str(tmp_path / "break.patch")},
     }, FAST, tmp_path / "work")
-    oracle, noop, broken = (metrics.evaluate(result, c) for c in ("oracle", "noop", "break"))
+    oracle, noop, broken = (evaluate(result, c) for c in ("oracle", "noop", "break"))
     assert result["workloads"] and not oracle["infra_failure"]
     assert oracle["success"] and noop["success"]
     assert broken["gated"] and broken["failure"] == "tests failed" and broken["reward"] == -1

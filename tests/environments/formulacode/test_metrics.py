@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks.formulacode.grading import aggregate, evaluate
 from environments.formulacode import metrics as m
 
 
@@ -34,7 +35,7 @@ def test_decompose_follows_the_spec_rules() -> None:
 
 
 def test_oracle_equivalent_agent_has_zero_advantage_at_every_level() -> None:
-    ev = m.evaluate(_result(BASE, EXPERT, EXPERT), "agent")
+    ev = evaluate(_result(BASE, EXPERT, EXPERT), "agent")
     assert ev["success"] and not ev["gated"]
     assert all(ev[f"advantage_{lv}"] == pytest.approx(0.0) for lv in m.LEVELS)
     assert ev["speedup"] == pytest.approx((4 * 4 * 2) ** (1 / 3))
@@ -42,7 +43,7 @@ def test_oracle_equivalent_agent_has_zero_advantage_at_every_level() -> None:
 
 def test_levels_differ_when_groups_are_unbalanced() -> None:
     agent = {"mod.A.time_f(1)": 1.0, "mod.A.time_f(2)": 2.0, "mod.B.time_g": 2.0}
-    ev = m.evaluate(_result(BASE, EXPERT, agent), "agent")
+    ev = evaluate(_result(BASE, EXPERT, agent), "agent")
     # class level: A ties (0), B loses 1 - 2 = -1 -> mean -0.5; overall: G(4,4,1) - G(4,4,2)
     assert ev["advantage_class"] == pytest.approx(-0.5)
     assert ev["advantage_overall"] == pytest.approx(16 ** (1 / 3) - 32 ** (1 / 3))
@@ -50,23 +51,23 @@ def test_levels_differ_when_groups_are_unbalanced() -> None:
 
 def test_failing_tests_revert_the_agent_to_baseline() -> None:
     fast = {k: v / 10 for k, v in BASE.items()}
-    ev = m.evaluate(_result(BASE, EXPERT, fast, agent_tests=1), "agent")
+    ev = evaluate(_result(BASE, EXPERT, fast, agent_tests=1), "agent")
     assert ev["gated"] and ev["failure"] == "tests failed"
     assert ev["speedup"] == 1.0 and ev["reward"] == -1.0
     assert ev["advantage_overall"] == pytest.approx(1 - 32 ** (1 / 3))
 
 
 def test_snapshot_mismatch_gates() -> None:
-    ev = m.evaluate(_result(BASE, EXPERT, EXPERT, snapshot="failed"), "agent")
+    ev = evaluate(_result(BASE, EXPERT, EXPERT, snapshot="failed"), "agent")
     assert ev["failure"] == "snapshot mismatch" and not ev["success"]
 
 
 def test_missing_baseline_is_infra_not_agent_failure() -> None:
     res = _result(BASE, EXPERT, EXPERT)
     res["trees"]["baseline"]["samples"] = {}
-    ev = m.evaluate(res, "agent")
+    ev = evaluate(res, "agent")
     assert ev["infra_failure"] and ev["failure"].startswith("infra:")
-    assert m.evaluate({"infra_error": "no benchmarks discovered"}, "agent")["infra_failure"]
+    assert evaluate({"infra_error": "no benchmarks discovered"}, "agent")["infra_failure"]
 
 
 def test_reward_pieces() -> None:
@@ -84,7 +85,7 @@ def test_geomean_ignores_nonpositive_and_aggregate_keeps_infra_apart() -> None:
             {"infra_failure": False, "success": False, "speedup": 1.0,
              **{f"advantage_{lv}": -0.5 for lv in m.LEVELS}},
             {"infra_failure": True}]
-    agg = m.aggregate(rows)
+    agg = aggregate(rows)
     assert agg["infra_failure_rate"] == pytest.approx(1 / 3)
     assert agg["advantage_overall"] == 0.0 and agg["success_rate"] == 0.5
     assert agg["speedup_geomean"] == pytest.approx(2 ** 0.5)
@@ -102,7 +103,7 @@ INFRA_ROWS = Path(__file__).parent / "data" / "infra_rows.json"
 def test_aggregate_excludes_and_counts_infra_failures() -> None:
     """The shared fixture (the Inspect scorer's test reads the same file)."""
     rows = json.loads(INFRA_ROWS.read_text())["rows"]
-    agg = m.aggregate(rows)
+    agg = aggregate(rows)
     assert agg["tasks"] == 6 and agg["tasks_rated"] == 4 and agg["infra_failures"] == 2
     assert agg["infra_failure_rate"] == pytest.approx(2 / 6)
     assert agg["advantage_overall"] == pytest.approx((0.5 - 0.3 + 0.1 - 0.7) / 4)

@@ -22,9 +22,9 @@ def _meta(slug: str) -> dict:
     return dict(json.loads((PACK_DIR / slug / "task.json").read_text()))
 
 
-def test_at_least_twenty_four_tasks_with_valid_labels_and_unique_ids() -> None:
+def test_twenty_five_tasks_with_valid_labels_and_unique_ids() -> None:
     records = load_records("pack")
-    assert len(records) >= 24
+    assert len(records) == 25
     assert len({r.task_id for r in records}) == len(records)
     assert all(r.classification in CLASSIFICATIONS and r.classification != "uncategorized"
                for r in records)
@@ -51,6 +51,20 @@ def test_every_task_declares_its_label_kind_and_timer() -> None:
     assert all(_meta(s)["timer"] == "wall" and _meta(s)["cpus"] >= 2
                for s in kinds["parallelism"])
     assert all(_meta(s)["classification"] == "use_parallelization" for s in kinds["parallelism"])
+    # I/O hiding (prefetch, logwrite, remotefetch): wall-timed, labelled as the paper does
+    assert sorted(kinds["io"]) == ["logwrite", "prefetch", "remotefetch"]
+    assert all(_meta(s)["timer"] == "wall" and _meta(s)["classification"]
+               == "io_and_latency_hiding" for s in kinds["io"])
+    assert {k: len(v) for k, v in kinds.items()} == {
+        "parallelism": 4, "io": 3, "vectorisation": 2, "caching": 3, "algorithmic": 4,
+        "memory": 2, "data_structure": 2, "micro": 2, "reduce_work": 1, "batching": 1,
+        "higher_level": 1}
+
+
+def test_records_carry_the_tasks_kind_and_timer() -> None:
+    for record in pack_records():
+        meta = _meta(record["pack_slug"])
+        assert record["kind"] == meta["kind"] and record["timer"] == meta["timer"]
 
 
 def _workloads(slug: str) -> list[str]:

@@ -11,7 +11,7 @@ def _items(n, n_in):
 
 
 class Score:
-    params = [[4, 100, 1_000], [32, 128], [64, 512]]
+    params = [[2, 8, 40], [32, 128], [64, 512]]
     param_names = ["n_items", "n_in", "n_hidden"]
     warmup_time = 0.02
 

@@ -6,6 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 _POOL = None
+_MIN_ROWS = 10_000  # shorter columns sort faster than a pool hand-off takes
 
 
 def _workers():
@@ -38,7 +39,7 @@ def rank_columns(X):
     out = np.empty(X.shape, dtype=np.float64)
     m = X.shape[1]
     workers = min(_workers(), m)
-    if workers < 2:
+    if workers < 2 or X.shape[0] < _MIN_ROWS:
         _rank_many(X, out, range(m))
         return out
     # numpy's sorts release the GIL: columns are ranked on all CPUs at once

@@ -11,7 +11,7 @@ def _table(n, m):
 
 
 class Describe:
-    params = [[50, 2_000, 20_000], [2, 8, 16], [0, 1]]
+    params = [[1_000, 10_000, 50_000], [2, 8, 16], [0, 1]]
     param_names = ["n", "m", "ddof"]
     warmup_time = 0.02
 

@@ -13,7 +13,7 @@ def _chunks(n_chunks, size):
 
 
 class Record:
-    params = [[4, 32, 160], [16, 1_000, 20_000]]
+    params = [[8, 24, 64], [64, 1_000, 4_000]]
     param_names = ["n_chunks", "chunk"]
     warmup_time = 0.02
 

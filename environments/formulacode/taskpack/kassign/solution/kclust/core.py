@@ -6,6 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 BLOCK = 1024  # rows per block: bounds the (block, k, d) temporary
+_MIN_BLOCKS = 4  # fewer blocks finish before a pool thread is awake
 _POOL = None
 
 
@@ -39,13 +40,18 @@ def assign(points, centroids):
     labels = np.empty(n, dtype=np.intp)
     dist = np.empty(n, dtype=np.float64)
     blocks = [(lo, min(n, lo + BLOCK)) for lo in range(0, n, BLOCK)]
-    if _workers() < 2:
-        for lo, hi in blocks:
+    workers = _workers()
+
+    def run(share):
+        for lo, hi in share:
             _block(points, centroids, labels, dist, lo, hi)
+
+    if workers < 2 or len(blocks) < _MIN_BLOCKS:
+        run(blocks)
         return labels, dist
-    # blocks write disjoint rows; numpy releases the GIL inside each block's arithmetic
-    futures = [_pool().submit(_block, points, centroids, labels, dist, lo, hi)
-               for lo, hi in blocks]
+    # one task per worker over every workers-th block: blocks write disjoint rows and
+    # numpy releases the GIL inside each block's arithmetic
+    futures = [_pool().submit(run, blocks[w::workers]) for w in range(workers)]
     for f in futures:
         f.result()
     return labels, dist

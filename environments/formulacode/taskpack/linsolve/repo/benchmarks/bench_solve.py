@@ -13,7 +13,7 @@ def _system(n, k):
 
 
 class Solve:
-    params = [[8, 64, 256], [1, 4, 16, 64]]
+    params = [[4, 16, 64], [1, 2, 8, 32]]
     param_names = ["n", "n_rhs"]
     warmup_time = 0.02
 

@@ -17,7 +17,7 @@ def _ref(v, kind):
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
-@pytest.mark.parametrize("n", [7, 5000])
+@pytest.mark.parametrize("n", [7, 5000, 300_001])
 def test_matches_scalar_reference(kind, n):
     x = np.linspace(-6, 6, n)
     out = apply(x, kind)

@@ -24,8 +24,9 @@ def _mish(x):
 
 KINDS = {"gelu": _gelu, "softplus": _softplus, "swish": _swish, "mish": _mish}
 
-# numpy's ufunc loops release the GIL, so contiguous chunks run truly in parallel
-_MIN_PARALLEL = 2048
+# numpy's ufunc loops release the GIL, so contiguous chunks run truly in parallel; below
+# this size handing chunks to the pool (waking an idle CPU) costs more than it saves
+_MIN_PARALLEL = 100_000
 _POOL = None
 
 

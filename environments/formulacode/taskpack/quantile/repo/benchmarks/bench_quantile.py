@@ -11,7 +11,7 @@ def _values(n):
 
 
 class Queries:
-    params = [[1_000, 20_000, 200_000], [1, 3, 12]]
+    params = [[1_000, 20_000, 200_000], [1, 2, 5]]
     param_names = ["n", "n_queries"]
     warmup_time = 0.02
 

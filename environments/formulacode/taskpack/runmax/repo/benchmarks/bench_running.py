@@ -11,7 +11,7 @@ def _series(n):
 
 
 class Running:
-    params = [[2_000, 50_000], [2, 5, 16, 64]]
+    params = [[2_000, 50_000], [2, 3, 6, 12]]
     param_names = ["n", "window"]
     warmup_time = 0.02
 

@@ -14,7 +14,7 @@ def _data(n_segments, mean_len):
 
 
 class Segments:
-    params = [[4, 32, 256], [200, 2_000, 20_000]]
+    params = [[4, 12, 40], [500, 5_000, 50_000]]
     param_names = ["n_segments", "mean_len"]
     warmup_time = 0.02
 

@@ -24,6 +24,21 @@ def test_matches_naive_stencil(kernel):
     assert np.allclose(smooth(g, 2, kernel), _naive(_naive(g, kernel), kernel))
 
 
+@pytest.mark.parametrize("kernel", ["cross", "box"])
+def test_large_grid_matches_one_vectorised_step_at_a_time(kernel):
+    g = np.random.default_rng(3).random((301, 287))
+    ref = g
+    for _ in range(2):
+        P = np.pad(ref, 1, mode="edge")
+        if kernel == "cross":
+            ref = (4 * P[1:-1, 1:-1] + P[:-2, 1:-1] + P[2:, 1:-1] + P[1:-1, :-2]
+                   + P[1:-1, 2:]) / 8
+        else:
+            ref = sum(P[1 + a:P.shape[0] - 1 + a, 1 + b:P.shape[1] - 1 + b]
+                      for a in (-1, 0, 1) for b in (-1, 0, 1)) / 9
+    assert np.allclose(smooth(g, 2, kernel), ref)
+
+
 def test_constant_grid_is_a_fixed_point_and_bad_kernel_raises():
     g = np.full((64, 33), 2.5)
     assert np.allclose(smooth(g, 3, "box"), 2.5)

@@ -22,6 +22,8 @@ def _band(P, new, lo, hi, kernel):
 
 
 _POOL = None
+_BAND_ROWS = 32
+_MIN_PARALLEL = 250 * 250
 
 
 def _workers():
@@ -45,15 +47,23 @@ def smooth(grid, iterations=1, kernel="cross"):
     g = np.array(grid, dtype=np.float64)
     workers = _workers()
     rows = g.shape[0]
-    edges = np.linspace(0, rows, workers + 1).astype(int)
+    # narrow row bands keep each band's temporaries in cache; the workers take every
+    # workers-th band. Small grids stay serial: a step is faster than a pool hand-off.
+    bands = [(lo, min(rows, lo + _BAND_ROWS)) for lo in range(0, rows, _BAND_ROWS)]
+    parallel = workers >= 2 and g.size >= _MIN_PARALLEL
+
     for _ in range(iterations):
         P = np.pad(g, 1, mode="edge")
         new = np.empty_like(g)
-        if workers < 2:
+        if not parallel:
             _band(P, new, 0, rows, kernel)
-        else:  # row bands read P and write disjoint rows of new; numpy drops the GIL
-            futures = [_pool().submit(_band, P, new, edges[i], edges[i + 1], kernel)
-                       for i in range(workers)]
+        else:  # bands read P and write disjoint rows of new; numpy drops the GIL
+
+            def run(share, P=P, new=new):
+                for lo, hi in share:
+                    _band(P, new, lo, hi, kernel)
+
+            futures = [_pool().submit(run, bands[w::workers]) for w in range(workers)]
             for f in futures:
                 f.result()
         g = new

@@ -11,7 +11,7 @@ def _series(n):
 
 
 class Rolling:
-    params = [[1_000, 100_000], [2, 5, 12]]
+    params = [[1_000, 100_000], [2, 3, 5]]
     param_names = ["n", "window"]
     warmup_time = 0.02
 

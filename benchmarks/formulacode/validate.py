@@ -1,0 +1,275 @@
+"""Check every offline task end to end: build the image, run oracle and noop, print JSON.
+
+    python -m benchmarks.formulacode.validate [--tasks ID,SLUG,...] [--rounds 5] [--json]
+                                             [--local]
+
+(``python -m environments.formulacode.validate`` is the same command: it hands over to this
+module, which lives in the benchmark layer because its statistics come from
+``harness.stats``, which environments may not import.)
+
+``--local`` runs the same in-container runtime as a subprocess on this machine, on each
+task materialised in a temporary directory (no docker; the host's Python and numpy).
+
+For each task, one grading run in the task-family container times four trees interleaved:
+baseline, expert, ``oracle`` (a second copy of the expert's patch, graded as an agent) and
+``noop`` (an empty patch), plus a timed-only ``control`` copy of the base that calibrates
+the noise floor. So ``oracle_advantage`` and ``noop_speedup`` are real measurements of
+identical code, and ``cv`` is the timing noise of the baseline (median over workloads of
+the coefficient of variation of its per-round medians; ``workload_cv`` gives the median
+and the share of workloads within the CV target). ``oracle_significant`` /
+``noop_significant``: the task speedup's bootstrap CI excludes 1 and it lies outside the
+noise floor; ``oracle_advantage_ci`` should cover 0. ``tests_pass`` is the oracle passing
+the gate (tests and snapshots).
+
+The JSON ends with an ``acceptance`` block (:mod:`.acceptance`: each criterion of issue 21
+with its value, threshold, pass/fail and failing tasks); the exit code is 0 only when every
+criterion passes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.formulacode.grading import evaluate
+from environments.formulacode import acceptance, metrics
+from environments.formulacode.grader import (
+    REMOTE_RUNTIME,
+    GradeSettings,
+    grade_config,
+    grade_local,
+    parse_result,
+    runtime_sources,
+)
+from environments.formulacode.images import REPOS_IN_IMAGE, Container, ensure_family_image
+from environments.formulacode.pack import materialize
+from environments.formulacode.records import TaskRecord, load_records
+
+
+def validate_task(box: Container, record: TaskRecord, settings: GradeSettings,
+                  raw_dir: Path | None = None) -> dict[str, Any]:
+    """Grade oracle and noop on one pack task inside ``box``; returns the summary row."""
+    settings = settings.for_task(record.extra)
+    slug = record.extra["pack_slug"]
+    repo, work = f"/workspace/{slug}", f"/tmp/fc_validate/{slug}"
+    box.exec(["rm", "-rf", repo, work])
+    box.exec(["cp", "-a", f"{REPOS_IN_IMAGE}/{slug}", repo])
+    box.write(f"{work}/expert.patch", record.patch)
+    box.write(f"{work}/empty.patch", "")
+    cfg = grade_config(repo, f"{work}/expert.patch",
+                       {"oracle": {"patch": f"{work}/expert.patch"},
+                        "noop": {"patch": f"{work}/empty.patch"}},
+                       settings, work=f"{work}/trees")
+    box.write(f"{work}/config.json", json.dumps(cfg))
+    done = box.exec(["python3", f"{REMOTE_RUNTIME}/fc_grade.py", f"{work}/config.json"],
+                    timeout=3600)
+    result = parse_result(done.stdout)
+    box.exec(["rm", "-rf", repo, work])
+    return graded(record, result, settings, raw_dir)
+
+
+def validate_task_local(record: TaskRecord, settings: GradeSettings,
+                        raw_dir: Path | None = None) -> dict[str, Any]:
+    """The same grading run as :func:`validate_task`, as a subprocess on this machine."""
+    settings = settings.for_task(record.extra)
+    with tempfile.TemporaryDirectory(prefix="fc-validate-") as tmp:
+        root = Path(tmp)
+        repo = materialize(record.extra["pack_slug"], root / "repo")
+        (root / "empty.patch").write_text("")
+        (root / "oracle.patch").write_text(record.patch)
+        result = grade_local(repo, record.patch,
+                             {"oracle": {"patch": str(root / "oracle.patch")},
+                              "noop": {"patch": str(root / "empty.patch")}},
+                             settings, root / "work")
+    return graded(record, result, settings, raw_dir)
+
+
+def graded(record: TaskRecord, result: dict[str, Any], settings: GradeSettings,
+           raw_dir: Path | None = None) -> dict[str, Any]:
+    """The summary row of a task's raw grading result; the raw result is also written to
+    ``raw_dir`` (when given), so ``--regrade`` can recompute every statistic later without
+    timing anything again."""
+    if raw_dir is not None:
+        raw_dir.mkdir(parents=True, exist_ok=True)
+        (raw_dir / f"{record.extra['pack_slug']}.json").write_text(
+            json.dumps({"task_id": record.task_id, "kind": record.extra.get("kind"),
+                        "result": result}, default=str))
+    return {**summarise(result, settings), "kind": record.extra.get("kind")}
+
+
+def summarise(result: dict[str, Any], settings: GradeSettings) -> dict[str, Any]:
+    """The summary row of one task's grading result (oracle and noop candidates)."""
+    oracle, noop = evaluate(result, "oracle"), evaluate(result, "noop")
+    baseline = (result.get("trees") or {}).get("baseline", {})
+    return {
+        "oracle_speedup": oracle["speedup"],
+        "oracle_advantage": oracle["advantage_overall"],
+        # G(a)/G(o) - 1: the same comparison without the expert's scale (a 100x expert
+        # turns 1% timing noise into an absolute advantage of 1)
+        "oracle_relative_advantage": oracle["speedup"] / oracle["expert_speedup"] - 1
+        if oracle.get("expert_speedup") else math.nan,
+        "noop_cv": metrics.round_cv((result.get("trees") or {}).get("noop", {})),
+        "grading_seconds": result.get("timing_seconds"),
+        "noop_speedup": noop["speedup"],
+        "oracle_advantage_ci": oracle.get("advantage_ci"),
+        "oracle_advantage_ratio": oracle.get("advantage_ratio_overall"),
+        "oracle_advantage_raw": oracle.get("advantage_raw_overall"),
+        "oracle_significant": bool(oracle.get("speedup_significant")),
+        "noop_significant": bool(noop.get("speedup_significant")),
+        "noop_significant_workloads": noop.get("significant_workloads"),
+        "noise_floor": oracle.get("noise_floor"),
+        "cv": metrics.round_cv(baseline) if baseline else math.nan,
+        "workload_cv": workload_cv_summary(baseline, settings.cv_target),
+        # every workload's achieved CV: the acceptance pools them over the whole pack
+        "baseline_workload_cv": {wl: v for wl, v in (baseline.get("cv") or {}).items()
+                                 if isinstance(v, float) and math.isfinite(v)},
+        "rounds": result.get("rounds"),
+        "tests_pass": bool(oracle.get("success")),
+        "noop_pass": bool(noop.get("success")),
+        "workloads": oracle["num_valid_benchmarks"],
+        "infra_failure": oracle["failure"] if oracle["infra_failure"] else None,
+        "load": [result.get("load_before"), result.get("load_after")],
+        "timer": result.get("timer"),
+        "expert_workload_speedups": expert_workload_speedups(result),
+    }
+
+
+def expert_workload_speedups(result: dict[str, Any]) -> dict[str, float]:
+    """Per workload: median baseline / median expert (lower-is-better kinds; time or bytes)."""
+    trees = result.get("trees") or {}
+    base = (trees.get("baseline") or {}).get("samples") or {}
+    expert = (trees.get("expert") or {}).get("samples") or {}
+    out: dict[str, float] = {}
+    for wl, b in base.items():
+        e = expert.get(wl)
+        if not b or not e:
+            continue
+        mb, me = sorted(b)[len(b) // 2], sorted(e)[len(e) // 2]
+        if mb > 0 and me > 0:
+            out[wl] = mb / me
+    return out
+
+
+def workload_cv_summary(tree: dict[str, Any], target: float) -> dict[str, Any]:
+    """Median achieved CV over the tree's workloads and the share at or below ``target``."""
+    cvs = sorted(v for v in (tree.get("cv") or {}).values()
+                 if isinstance(v, float) and math.isfinite(v))
+    if not cvs:
+        return {"median": math.nan, "share_within_target": math.nan, "n": 0}
+    mid = len(cvs) // 2
+    median = cvs[mid] if len(cvs) % 2 else (cvs[mid - 1] + cvs[mid]) / 2
+    return {"median": median, "share_within_target": sum(c <= target for c in cvs) / len(cvs),
+            "n": len(cvs)}
+
+
+def select(records: list[TaskRecord], tasks: str | None) -> list[TaskRecord]:
+    """The records named in ``tasks`` (comma-separated ids or pack slugs; None = all)."""
+    if not tasks:
+        return records
+    wanted = [t.strip() for t in tasks.split(",") if t.strip()]
+    unknown = [t for t in wanted
+               if not any(t in (r.task_id, r.extra.get("pack_slug")) for r in records)]
+    if unknown:
+        raise SystemExit(f"unknown task(s) {', '.join(map(repr, unknown))}")
+    return [r for r in records if r.task_id in wanted or r.extra.get("pack_slug") in wanted]
+
+
+def run(tasks: str | None, settings: GradeSettings, local: bool = False,
+        raw_dir: Path | None = None) -> dict[str, Any]:
+    """Validate the named tasks (ids or pack slugs, comma-separated) or all of them;
+    ``local`` grades on this machine instead of in the task-family container."""
+    records = select(load_records("pack"), tasks)
+    out: dict[str, Any] = {"tasks": {}}
+    t0 = time.time()
+    load_start = os.getloadavg()
+    image = "local" if local else ensure_family_image()
+
+    def report(record: TaskRecord, row: dict[str, Any]) -> None:
+        out["tasks"][record.task_id] = row
+        print(f"[validate] {record.task_id}: {row}", file=sys.stderr, flush=True)
+
+    if local:
+        for record in records:
+            report(record, validate_task_local(record, settings, raw_dir))
+    else:
+        with Container(image) as box:
+            for name, text in runtime_sources().items():
+                box.write(f"{REMOTE_RUNTIME}/{name}", text)
+            for record in records:
+                report(record, validate_task(box, record, settings, raw_dir))
+    out["settings"] = {"rounds": settings.rounds, "repeat": settings.repeat,
+                       "max_rounds": settings.max_rounds, "cv_target": settings.cv_target,
+                       "sample_budget": settings.sample_budget,
+                       "timer": settings.timer, "image": image, "local": local,
+                       "python": sys.version.split()[0], "numpy": _numpy_version(),
+                       "seconds": round(time.time() - t0, 1), "loadavg_start": load_start,
+                       "loadavg_end": os.getloadavg(), "niceness": os.nice(0)}
+    out["acceptance"] = acceptance.check(out["tasks"], cv_target=settings.cv_target)
+    return out
+
+
+def regrade(raw_dir: Path, settings: GradeSettings) -> dict[str, Any]:
+    """The validate output recomputed from saved raw results (``--raw-dir``): the same
+    summary rows and acceptance block, with no timing. ``settings`` supplies only what the
+    statistics read (the CV target); the measurement settings are the saved run's."""
+    files = sorted(raw_dir.glob("*.json"))
+    if not files:
+        raise SystemExit(f"--regrade: no raw results (*.json) in {raw_dir}")
+    out: dict[str, Any] = {"tasks": {}}
+    for path in files:
+        saved = json.loads(path.read_text())
+        out["tasks"][saved["task_id"]] = {**summarise(saved["result"], settings),
+                                          "kind": saved.get("kind")}
+    out["settings"] = {"regraded_from": str(raw_dir), "cv_target": settings.cv_target}
+    out["acceptance"] = acceptance.check(out["tasks"], cv_target=settings.cv_target)
+    return out
+
+
+def _numpy_version() -> str:
+    done = subprocess.run([sys.executable, "-c", "import numpy; print(numpy.__version__)"],
+                          capture_output=True, text=True, check=False)
+    return done.stdout.strip() or "?"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.formulacode.validate")
+    parser.add_argument("--tasks", "--task", dest="tasks", default=None,
+                        help="comma-separated task ids or pack slugs (default: all)")
+    parser.add_argument("--local", action="store_true",
+                        help="grade on this machine (subprocess), not in the pack's container")
+    parser.add_argument("--sample-budget", type=float, default=1.0,
+                        help="seconds per workload per round for CV-targeted repeats")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--max-rounds", type=int, default=10,
+                        help="calibration: extra rounds for workloads above --cv-target")
+    parser.add_argument("--cv-target", type=float, default=0.02)
+    parser.add_argument("--timer", choices=("task", "process_cpu", "process", "wall"),
+                        default="task", help="task = each task's declared timer")
+    parser.add_argument("--raw-dir", type=Path, default=None,
+                        help="also write each task's raw grading result (timings) here")
+    parser.add_argument("--regrade", type=Path, default=None, metavar="RAW_DIR",
+                        help="time nothing: recompute the output from a --raw-dir folder")
+    parser.add_argument("--json", action="store_true", help="print JSON (the default output)")
+    args = parser.parse_args(argv)
+    settings = GradeSettings(rounds=args.rounds, repeat=args.repeat, timer=args.timer,
+                             max_rounds=args.max_rounds, cv_target=args.cv_target,
+                             sample_budget=args.sample_budget, controls=["control"])
+    if args.regrade is not None:
+        result = regrade(args.regrade, settings)
+    else:
+        result = run(args.tasks, settings, local=args.local, raw_dir=args.raw_dir)
+    print(json.dumps(result, indent=2 if not args.json else None, default=str))
+    return 0 if result["acceptance"]["passed"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

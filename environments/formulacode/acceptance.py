@@ -1,0 +1,104 @@
+"""Issue 21's acceptance criteria, checked on validate's per-task summary rows.
+
+``python -m benchmarks.formulacode.validate`` grades the oracle (a second copy of the
+expert patch) and a noop on every pack task; its exit code must say whether the pack
+measures like the paper, not only whether tests pass. Each criterion here reads fields of
+the summary rows (no timing, no statistics of its own: the significance flags and CIs were
+computed when the rows were made) and returns its value, its threshold, pass/fail and the
+tasks that fail it, so a failing run names what to fix.
+
+Criteria (the issue's "Acceptance" paragraph):
+
+* ``oracle_passes_gates`` / ``no_infra_failure``: the oracle passes tests and snapshots,
+  every task could be measured.
+* ``oracle_speedup``: every task's oracle speedup is >= 1.05 *and* significant.
+* ``oracle_advantage_ci_covers_zero``: the oracle graded against the expert (identical
+  code) has an advantage CI that contains 0 on every task.
+* ``noop_not_significant``: the noop's speedup is significant on no task.
+* ``workload_cv_median`` / ``workload_cv_share``: over every workload of every task, the
+  median achieved CV is <= 2% and >= 80% of workloads are at or below 2%.
+* ``wall_tasks_speed_up``: tasks timed on the wall clock (parallel and I/O-hiding ones)
+  show a significant oracle speedup > 1, and every parallelism task *is* wall-timed (a
+  CPU-time timer cannot see parallelism).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping
+from typing import Any
+
+MIN_SPEEDUP = 1.05
+CV_TARGET = 0.02
+CV_SHARE = 0.80
+WALL_KINDS = ("parallelism", "io")
+
+
+def _criterion(name: str, value: Any, threshold: str, failing: list[str],
+               passed: bool | None = None) -> dict[str, Any]:
+    ok = not failing if passed is None else passed
+    return {"name": name, "value": value, "threshold": threshold, "passed": bool(ok),
+            "failing_tasks": sorted(failing)}
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _covers_zero(ci: Any) -> bool:
+    return (isinstance(ci, list | tuple) and len(ci) == 2 and all(_finite(v) for v in ci)
+            and ci[0] <= 0.0 <= ci[1])
+
+
+def _workload_cvs(row: Mapping[str, Any]) -> list[float]:
+    return [float(v) for v in (row.get("baseline_workload_cv") or {}).values() if _finite(v)]
+
+
+def check(rows: Mapping[str, Mapping[str, Any]], min_speedup: float = MIN_SPEEDUP,
+          cv_target: float = CV_TARGET, cv_share: float = CV_SHARE) -> dict[str, Any]:
+    """The ``acceptance`` block for validate's JSON: ``{"passed": bool, "criteria": [...]}``,
+    each criterion ``{name, value, threshold, passed, failing_tasks}``. ``rows`` maps a task
+    id to its summary row; an empty run fails (nothing was shown to pass)."""
+    items = sorted(rows.items())
+    infra = [t for t, r in items if r.get("infra_failure")]
+    rated = [(t, r) for t, r in items if not r.get("infra_failure")]
+    gates = [t for t, r in rated if not r.get("tests_pass")]
+    slow = [t for t, r in rated
+            if not (_finite(r.get("oracle_speedup")) and r["oracle_speedup"] >= min_speedup
+                    and r.get("oracle_significant"))]
+    ci_miss = [t for t, r in rated if not _covers_zero(r.get("oracle_advantage_ci"))]
+    noisy_noop = [t for t, r in rated if r.get("noop_significant")]
+
+    cvs = [c for _, r in rated for c in _workload_cvs(r)]
+    cv_median = statistics.median(cvs) if cvs else math.nan
+    share = sum(c <= cv_target for c in cvs) / len(cvs) if cvs else math.nan
+    cv_tasks = [t for t, r in rated
+                if not _workload_cvs(r) or statistics.median(_workload_cvs(r)) > cv_target]
+
+    wall = [(t, r) for t, r in rated if r.get("timer") == "wall"]
+    wall_fail = [t for t, r in wall
+                 if not (_finite(r.get("oracle_speedup")) and r["oracle_speedup"] > 1.0
+                         and r.get("oracle_significant"))]
+    wall_fail += [t for t, r in rated if r.get("kind") == "parallelism"
+                  and r.get("timer") != "wall"]
+    wall_speedups = {t: r.get("oracle_speedup") for t, r in wall}
+
+    criteria = [
+        _criterion("tasks_measured", len(rated), ">= 1 task graded", [] if rated else ["*"]),
+        _criterion("no_infra_failure", len(infra), "0 infra failures", infra),
+        _criterion("oracle_passes_gates", len(rated) - len(gates), f"all {len(rated)}", gates),
+        _criterion("oracle_speedup", len(rated) - len(slow),
+                   f"every task >= {min_speedup} and significant", slow),
+        _criterion("oracle_advantage_ci_covers_zero", len(rated) - len(ci_miss),
+                   "every task's oracle advantage CI contains 0", ci_miss),
+        _criterion("noop_not_significant", len(noisy_noop), "0 tasks", noisy_noop),
+        _criterion("workload_cv_median", cv_median, f"<= {cv_target}", cv_tasks,
+                   passed=_finite(cv_median) and cv_median <= cv_target),
+        _criterion("workload_cv_share", share, f">= {cv_share} of {len(cvs)} workloads "
+                   f"<= {cv_target}", cv_tasks, passed=_finite(share) and share >= cv_share),
+        _criterion("wall_tasks_speed_up", wall_speedups,
+                   "every wall-timed task significant and > 1; parallelism tasks wall-timed",
+                   wall_fail, passed=bool(wall) and not wall_fail),
+    ]
+    return {"passed": all(c["passed"] for c in criteria), "criteria": criteria}
