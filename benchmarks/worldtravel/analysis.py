@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from environments.worldtravel.analysis import BUCKETS
 from harness.stats import fit_logistic
 
-__all__ = ["HORIZON_CAP", "planning_horizon"]
+__all__ = ["HORIZON_CAP", "horizon_by_days", "planning_horizon"]
 
 HORIZON_CAP = 100
 """A crossing beyond this many constraints is reported as none (out of reach)."""
@@ -40,3 +40,20 @@ def planning_horizon(
         return None
     n = (math.log(half / (1 - half)) - a) / b
     return float(n) if n <= HORIZON_CAP else None
+
+
+def horizon_by_days(
+    counts: Sequence[int], days: Sequence[int], feasible: Sequence[float]
+) -> dict[str, float | None]:
+    """The horizon pooled over the set (``"pooled"``) and fitted within each trip length
+    (``"1d"``, ``"2d"``, ...).
+
+    Why both: constraint count and trip length vary independently in the generated set,
+    so a within-length fit shows whether feasibility falls with the number of
+    constraints at a fixed length (the planning horizon) rather than with the length.
+    """
+    out: dict[str, float | None] = {"pooled": planning_horizon(counts, feasible)}
+    for d in sorted(set(days)):
+        keep = [k for k, x in enumerate(days) if x == d]
+        out[f"{d}d"] = planning_horizon([counts[k] for k in keep], [feasible[k] for k in keep])
+    return out

@@ -4,7 +4,8 @@
 
 Reads logs only through ``harness.results`` and intervals only through ``harness.stats``;
 one row per (model, constraints mode): delivery, feasibility and micro pass rate with 95%
-CIs, feasibility per constraint-count bucket, and the fitted planning horizon; then
+CIs, feasibility per constraint-count bucket, and the fitted planning horizon, pooled and
+within each trip length (1-4 days; count and length vary independently); then
 TravelPlanner's six rates (delivery, commonsense / hard micro (pooled) and macro, final pass)
 from the checker's per-constraint reports. Errored
 samples count under the benchmark's errored-sample policy (eval.yaml: ``zero``, an errored
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from benchmarks.worldtravel.analysis import planning_horizon
+from benchmarks.worldtravel.analysis import horizon_by_days, planning_horizon
 from environments.worldtravel.analysis import (
     BUCKETS,
     TRAVELPLANNER_RATES,
@@ -52,7 +53,7 @@ def per_sample(paths: list[Path], errored: Any = None) -> pl.DataFrame:
     """
     df = read_results([str(p) for p in paths])
     df = df.filter(pl.col("task").str.contains("worldtravel"))
-    df = with_metadata_columns(df, ["n_constraints"], source="sample_metadata")
+    df = with_metadata_columns(df, ["n_constraints", "days"], source="sample_metadata")
     df = df.with_columns(
         pl.col("task_args")
         .map_elements(lambda s: json.loads(s or "{}").get("constraints", "hidden"), pl.String)
@@ -63,7 +64,7 @@ def per_sample(paths: list[Path], errored: Any = None) -> pl.DataFrame:
         "worldtravel_checker/feasible": "feasible",
         "worldtravel_checker/micro": "micro",
     }
-    index = ["log_file", "model", "mode", "sample_id", "epoch", "n_constraints"]
+    index = ["log_file", "model", "mode", "sample_id", "epoch", "n_constraints", "days"]
     df = with_unreported_keys(df, list(keys))  # a log whose every sample errored
     scored = apply_errored_policy(df.filter(pl.col("score_key").is_in(list(keys))), errored,
                                   keep_dropped=True)
@@ -95,16 +96,23 @@ def summary(samples: pl.DataFrame) -> list[dict[str, Any]]:
             est = mean_ci(values, bounds=(0.0, 1.0)) if len(values) else None
             row[key] = ((est.estimate, est.lo, est.hi) if est is not None
                         else (math.nan, math.nan, math.nan))
-        kept = [(n, f) for n, f in zip(counts, feasible, strict=True) if f is not None]
-        counts, feasible = [n for n, _ in kept], [f for _, f in kept]
+        days = group["days"].to_list()
+        kept = [(n, d, f) for n, d, f in zip(counts, days, feasible, strict=True)
+                if f is not None]
+        counts, feasible = [n for n, _, _ in kept], [f for _, _, f in kept]
         by: dict[str, list[float]] = {}
-        for n, f in kept:
+        for n, _, f in kept:
             by.setdefault(bucket(int(n)), []).append(float(f))
         row["buckets"] = {
             f"{lo}-{hi}": (sum(by[k]) / len(by[k]) if (k := f"{lo}-{hi}") in by else None)
             for lo, hi in BUCKETS
         }
         row["horizon"] = planning_horizon(counts, feasible)
+        known = [(n, int(d), f) for n, d, f in kept if d is not None]
+        row["horizon_by_days"] = (
+            horizon_by_days([n for n, _, _ in known], [d for _, d, _ in known],
+                            [f for _, _, f in known]) if known else {}
+        )
         rows.append(row)
     return sorted(rows, key=lambda r: (-np.nan_to_num(r["feasible"][0], nan=-1.0), r["model"],
                                        r["mode"]))
@@ -113,7 +121,8 @@ def summary(samples: pl.DataFrame) -> list[dict[str, Any]]:
 def markdown(rows: list[dict[str, Any]]) -> str:
     """The README table, and a line with the errored-sample policy and count."""
     head = ["model", "constraints", "n", "delivery", "feasibility (95% CI)", "micro pass"]
-    head += [f"feas. {lo}-{hi}" for lo, hi in BUCKETS] + ["horizon", "errored"]
+    head += [f"feas. {lo}-{hi}" for lo, hi in BUCKETS]
+    head += ["horizon", "horizon 1d/2d/3d/4d", "errored"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = [
@@ -126,6 +135,10 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         ]
         cells += ["–" if v is None else f"{v:.2f}" for v in r["buckets"].values()]
         cells.append("none" if r["horizon"] is None else f"{r['horizon']:.1f}")
+        within = r.get("horizon_by_days", {})
+        cells.append("/".join(
+            "–" if f"{d}d" not in within else "none" if within[f"{d}d"] is None
+            else f"{within[f'{d}d']:.1f}" for d in (1, 2, 3, 4)))
         cells.append(str(r["errored"]))
         lines.append("| " + " | ".join(cells) + " |")
     policies = sorted({p for r in rows for p in r["errored_policy"].split(", ") if p})

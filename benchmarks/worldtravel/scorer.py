@@ -28,6 +28,7 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
+from benchmarks.worldtravel.analysis import horizon_by_days
 from benchmarks.worldtravel.analysis import planning_horizon as fitted_horizon
 from environments.worldtravel import analysis
 from environments.worldtravel.checker import check_plan
@@ -94,14 +95,18 @@ def feasibility_by_bucket() -> Metric:
 
 @metric
 def planning_horizon() -> Metric:
-    """Fitted constraint count where feasibility halves (absent when it never does)."""
+    """Fitted constraint count where feasibility halves (absent when it never does),
+    pooled (``horizon``) and within each trip length (``horizon@1d`` ...)."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float | None]:
         meta = _meta(scores)
-        h = fitted_horizon(
-            [m.get("n_constraints", 0) for m in meta], [float(m.get("feasible", 0)) for m in meta]
-        )
-        return {"horizon": h}
+        counts = [m.get("n_constraints", 0) for m in meta]
+        feasible = [float(m.get("feasible", 0)) for m in meta]
+        out = {"horizon": fitted_horizon(counts, feasible)}
+        if all("days" in m for m in meta):  # within each trip length too
+            by = horizon_by_days(counts, [int(m["days"]) for m in meta], feasible)
+            out |= {f"horizon@{k}": v for k, v in by.items() if k != "pooled"}
+        return out
 
     return compute
 
@@ -149,6 +154,7 @@ def score_submission(scenario_id: str, submission: str) -> tuple[dict[str, float
     meta = {
         "delivered": report["delivered"],
         "n_constraints": scenario.n_constraints,
+        "days": scenario.days,
         "feasible": report["feasible"],
         "passed": report["passed"],
         "total": report["total"],

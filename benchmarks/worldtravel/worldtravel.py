@@ -1,7 +1,7 @@
 """WorldTravel: coupled-constraint trip planning in a generated five-city world.
 
 WorldTravel (ICML 2026; no data or code public, rebuilt here from the paper's design):
-150 travel scenarios across 5 cities, 5-30 interdependent temporal, logical, resource and
+150 travel scenarios across 5 cities, 8-30 interdependent temporal, logical, resource and
 preference constraints each (mean >= 15), where an early decision decides whether later
 ones are feasible. The agent reads the request, gathers the facts through search/detail
 tools, and submits one itinerary as JSON; a deterministic checker scores every
@@ -110,6 +110,6 @@ def worldtravel(
         solver=solver,
         scorer=[worldtravel_checker(), tool_call_validity()],
         message_limit=message_limit,
-        version="1.0.0",
+        version="2.0.0",
         metadata={"benchmark": "worldtravel", "constraints": constraints},
     )

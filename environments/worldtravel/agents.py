@@ -6,7 +6,9 @@ nearby venue that satisfies the constraints it can see *locally* (opening hours,
 entries, meal and visit windows, exclusions, cuisines, ratings, forbidden modes, hotel
 preferences); it ignores every constraint that couples choices across the trip
 (budgets, walking limits, precedence, either-or, counts, if-then, booking lead,
-connection buffers), so it should fail more often as the constraint count grows.
+connection buffers). The scenario generator picks global constraints that this plan
+breaks and draws a scenario again when it still passes, so on the shipped set it is
+infeasible by construction: a yardstick for "local choices are not enough".
 ``random`` picks venues, modes and waits at random but keeps the requested shape.
 """
 

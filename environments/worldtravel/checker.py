@@ -184,6 +184,7 @@ Check = Callable[[_View, dict[str, Any]], str]
 
 
 def _skeleton(v: _View, p: dict[str, Any]) -> str:
+    """the requested stops in order, from the right start to the right end"""
     d = int(p["day"])
     stops, sc = v.day(d), v.sc
     slots = sc.skeleton[d - 1]
@@ -241,6 +242,7 @@ def _skeleton(v: _View, p: dict[str, Any]) -> str:
 
 
 def _opening_hours(v: _View, p: dict[str, Any]) -> str:
+    """every venue open during the visit, every link running that day"""
     d = int(p["day"])
     date = v.sc.date(d)
     for stop, rec in v.venues(d):
@@ -260,6 +262,7 @@ def _opening_hours(v: _View, p: dict[str, Any]) -> str:
 
 
 def _travel_time(v: _View, p: dict[str, Any]) -> str:
+    """every leg leaves enough travel time"""
     d = int(p["day"])
     for leg in v.legs(d):
         if leg.arrive - leg.leave < leg.minutes:
@@ -272,6 +275,7 @@ def _travel_time(v: _View, p: dict[str, Any]) -> str:
 
 
 def _timed_entry(v: _View, p: dict[str, Any]) -> str:
+    """timed entries and seatings respected"""
     d = int(p["day"])
     for stop, rec in v.venues(d):
         slots = rec.timed_entry if isinstance(rec, Attraction) else rec.seatings
@@ -520,11 +524,25 @@ def _hotel_rules(v: _View, p: dict[str, Any]) -> str:
     return "hotel rules met: " + ", ".join(f"{k}={w}" for k, w in p.items())
 
 
+def _every_day(check: Check) -> Check:
+    """A base check per trip: with a ``day`` param that day only (older scenario files),
+    else every day of the trip in order, failing with the first day that fails."""
+
+    def run(v: _View, p: dict[str, Any]) -> str:
+        if "day" in p:
+            return check(v, p)
+        for d in range(1, v.sc.days + 1):
+            check(v, {**p, "day": d})
+        return f"all {v.sc.days} day(s): " + check.__doc__.strip() if check.__doc__ else "ok"
+
+    return run
+
+
 CHECKS: dict[str, Check] = {
-    "skeleton": _skeleton,
-    "opening_hours": _opening_hours,
-    "travel_time": _travel_time,
-    "timed_entry": _timed_entry,
+    "skeleton": _every_day(_skeleton),
+    "opening_hours": _every_day(_opening_hours),
+    "travel_time": _every_day(_travel_time),
+    "timed_entry": _every_day(_timed_entry),
     "min_duration": _min_duration,
     "lodging": _lodging,
     "meal_window": _meal_window,

@@ -1,6 +1,6 @@
 """Generate the world and the scenario set for a seed.
 
-    python -m environments.worldtravel.generate --seed 0 --out DIR [--n 150] [--jobs 2]
+    python -m environments.worldtravel.generate --seed 0 --out DIR [--n 150] [--jobs 2] [--progress]
 
 Scenario ``i`` depends only on ``(seed, i)``, so ``--jobs`` workers give the same bytes
 as one; ``--indices 0,5,9`` regenerates a subset (used by the determinism tests).
@@ -9,29 +9,50 @@ as one; ``--indices 0,5,9`` regenerates a subset (used by the determinism tests)
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from environments.worldtravel.model import World
 from environments.worldtravel.scenario import Scenario
 from environments.worldtravel.scenarios import N_SCENARIOS, generate_scenario
 from environments.worldtravel.store import write
 from environments.worldtravel.world import generate_world
 
 
+@functools.cache
+def _world(seed: int) -> World:
+    """The world of ``seed``, built once per worker process (not once per scenario)."""
+    return generate_world(seed)
+
+
 def _one(args: tuple[int, int]) -> Scenario:
     seed, i = args
-    return generate_scenario(generate_world(seed), seed, i)
+    return generate_scenario(_world(seed), seed, i)
 
 
-def build(seed: int, indices: list[int], jobs: int = 1) -> list[Scenario]:
-    """Scenarios ``indices`` for ``seed``, in order, with ``jobs`` worker processes."""
+def build(seed: int, indices: list[int], jobs: int = 1, progress: bool = False) -> list[Scenario]:
+    """Scenarios ``indices`` for ``seed``, in order, with ``jobs`` worker processes
+    (``progress``: a line on stderr per finished scenario)."""
+    out: list[Scenario] = []
     if jobs <= 1:
         world = generate_world(seed)
-        return [generate_scenario(world, seed, i) for i in indices]
+        return [
+            _report(generate_scenario(world, seed, i), len(indices), progress, out)
+            for i in indices
+        ]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(_one, [(seed, i) for i in indices], chunksize=1))
+        done = pool.map(_one, [(seed, i) for i in indices], chunksize=1)
+        return [_report(s, len(indices), progress, out) for s in done]
+
+
+def _report(sc: Scenario, total: int, progress: bool, out: list[Scenario]) -> Scenario:
+    out.append(sc)
+    if progress:
+        print(f"{len(out)}/{total} {sc.id}", file=sys.stderr, flush=True)
+    return sc
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,11 +63,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=N_SCENARIOS)
     parser.add_argument("--indices", type=str, default=None, help="comma-separated subset")
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--progress", action="store_true", help="a line per scenario")
     args = parser.parse_args(argv)
     indices = [int(x) for x in args.indices.split(",")] if args.indices else list(range(args.n))
     start = time.perf_counter()
-    scenarios = build(args.seed, indices, args.jobs)
-    world_path, scenario_path = write(args.out, generate_world(args.seed), scenarios)
+    scenarios = build(args.seed, indices, args.jobs, args.progress)
+    world_path, scenario_path = write(args.out, _world(args.seed), scenarios)
     print(
         f"wrote {world_path} and {scenario_path} ({len(scenarios)} scenarios, "
         f"{time.perf_counter() - start:.1f} s)",

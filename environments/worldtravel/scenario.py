@@ -15,7 +15,8 @@ from environments.worldtravel.model import add_days, plain
 
 # kind -> category (temporal, logical, resource, preference)
 KINDS: dict[str, str] = {
-    # base ("physics") constraints: one per day or per trip in every scenario
+    # base ("physics") constraints: one instance per trip in every scenario, each
+    # evaluating every day of the trip
     "skeleton": "logical",
     "opening_hours": "temporal",
     "travel_time": "temporal",
@@ -44,6 +45,23 @@ KINDS: dict[str, str] = {
     "hotel_rules": "preference",
 }
 BASE_DAY_KINDS: tuple[str, ...] = ("skeleton", "opening_hours", "travel_time", "timed_entry")
+"""Base kinds checked on every day (one instance per trip; an instance with a ``day``
+param checks that day only, which older scenario files used)."""
+BASE_KINDS: tuple[str, ...] = (*BASE_DAY_KINDS, "min_duration", "lodging")
+"""Every scenario's base ("physics") constraints: one instance each per trip (``lodging``
+only when the trip has a night)."""
+GLOBAL_KINDS: tuple[str, ...] = (
+    "budget_total",
+    "budget_category",
+    "count",
+    "all_different",
+    "precedence",
+    "either_or",
+    "if_then",
+)
+"""Kinds that couple choices at different stops (of different days when the trip has
+several): no single stop's choice decides them, so a planner that optimises stop by stop
+cannot see them. Every generated scenario carries at least three."""
 ROOM_CAPACITY: dict[str, int] = {"single": 1, "double": 2, "suite": 4}
 COST_CATEGORIES: tuple[str, ...] = ("lodging", "food", "activities", "transport")
 SLOT_KINDS: tuple[str, ...] = ("attraction", "lunch", "dinner", "link")
@@ -108,12 +126,18 @@ class Scenario:
     plans_found: int = 0
     plan_cap: int = 0
     optimal: bool = False
+    coupling: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n_constraints(self) -> int:
         """Number of constraint instances (the planning horizon measure)."""
         return len(self.constraints)
+
+    @property
+    def n_global(self) -> int:
+        """Number of constraint instances of a :data:`GLOBAL_KINDS` kind."""
+        return sum(c.kind in GLOBAL_KINDS for c in self.constraints)
 
     def date(self, day: int) -> str:
         """ISO date of trip day ``day`` (1-based)."""
@@ -175,6 +199,8 @@ class Scenario:
             "plans_found": self.plans_found,
             "plan_cap": self.plan_cap,
             "optimal": self.optimal,
+            "n_global": self.n_global,
+            "coupling": plain(self.coupling),
             "meta": plain(self.meta),
         }
 
@@ -199,5 +225,6 @@ class Scenario:
             plans_found=int(record.get("plans_found", 0)),
             plan_cap=int(record.get("plan_cap", 0)),
             optimal=bool(record.get("optimal")),
+            coupling=dict(record.get("coupling") or {}),
             meta=dict(record.get("meta") or {}),
         )

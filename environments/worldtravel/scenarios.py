@@ -1,19 +1,41 @@
 """Scenario generator: 150 trip requests whose constraints couple across the trip.
 
-How a scenario is made (why it is feasible and tight at once):
+How a scenario is made (why it is feasible, coupled and tight at once):
 1. A frame: cities (30 scenarios per home city, some continue to a second city), dates,
-   party size, arrival/departure times and the shape of each day.
-2. The base constraints (shape, opening hours, travel times, timed entries per day;
-   durations and lodging per trip) and a *witness* plan solved under them with random
-   weights, so witnesses differ from scenario to scenario.
-3. Sampled constraints that the witness satisfies but a careless plan does not (windows
-   around its visit times, precedences in its order, exclusions of places it skips, ...).
-4. Resource limits set just above the cheapest plan under everything else (budgets) or
-   below it with a fallback (walking), so they bind; then the final CP-SAT solve gives
-   the reference plan and a capped count of distinct plans. A frame the solver finds
-   infeasible is discarded and regenerated.
-The constraint count cycles over every value from 5 to 30 (mean >= 15). Scenario ``i``
-depends only on ``(seed, i)``, so any subset regenerates identically.
+   party size, arrival/departure times and the shape of each day. Trip length
+   (:func:`trip_days`) and constraint count (:func:`target_count`) are drawn
+   independently, so every count bucket holds 1- to 4-day trips.
+2. The base constraints, *one instance per trip* each (``skeleton``, ``opening_hours``,
+   ``travel_time``, ``timed_entry``, ``min_duration``, plus ``lodging`` when the trip has
+   a night); each instance checks every day. So a 1-day trip has 5 base constraints and
+   a longer one 6, whatever its length, and the count measures requirements, not days.
+   A *witness* plan is solved under them with random weights (witnesses differ).
+3. Local constraints sampled true of the witness but not of a careless plan (windows
+   around its visit times, exclusions of tempting places it skips, cuisines, ratings,
+   room and hotel rules, booking lead, connection buffers).
+4. Global constraints (:data:`~environments.worldtravel.scenario.GLOBAL_KINDS`, at least
+   three per scenario: always a total budget, then precedences, either-ors, counts,
+   if-thens, all-different, category budgets) chosen *against the greedy planner*: the
+   greedy agent (:func:`~environments.worldtravel.agents.greedy_plan`) sees only local
+   constraints, so its plan is fixed once they are; among the global constraints the
+   witness satisfies, the sampler prefers those the greedy plan breaks (an either-or
+   between its first, tempting pick and a sight it skips; a precedence its order
+   reverses; a count its choices miss; an if-then its taxis break).
+5. The minimum-cost plan under all of that is the reference plan; the total budget is
+   set 0-5% above its cost (category budgets 0-10%, a walking limit at its longest
+   day's walk), so the reference meets them and a plan that spends freely early does
+   not. A scenario whose greedy plan still passes every constraint is regenerated.
+6. ``plans_found`` counts distinct plans by CP-SAT solution enumeration, capped at
+   :data:`~environments.worldtravel.solver.COUNT_CAP`, with the reference plan always
+   among them (so it is >= 1); ``meta.plans_exact`` says whether the count is exact
+   (False: the cap or the work limit stopped it, and the number is a lower bound).
+   ``coupling`` is the diagnostic of :func:`~environments.worldtravel.solver.coupling`:
+   how many global constraints one day-1 decision can force a plan to break, over the
+   candidates whose minimum was proven (``exact`` when all were).
+Every solve has a deterministic work limit, so the bytes do not depend on the machine.
+The constraint count cycles over 8..30 (1-day trips carry 5 base + at least 3 global
+constraints; longer trips need 9). Scenario ``i`` depends only on ``(seed, i)``, so any
+subset regenerates identically.
 """
 
 from __future__ import annotations
@@ -24,7 +46,10 @@ from typing import Any
 
 import numpy as np
 
+from environments.worldtravel.agents import greedy_plan
+from environments.worldtravel.checker import check_plan
 from environments.worldtravel.model import (
+    CATEGORIES,
     CUISINES,
     MODES,
     Attraction,
@@ -33,27 +58,40 @@ from environments.worldtravel.model import (
     World,
     hhmm,
 )
-from environments.worldtravel.scenario import BASE_DAY_KINDS, Constraint, Scenario
-from environments.worldtravel.solver import SolveResult, solve
+from environments.worldtravel.scenario import BASE_DAY_KINDS, BASE_KINDS, Constraint, Scenario
+from environments.worldtravel.solver import COUNT_CAP, count_plans, coupling, solve
 
 N_SCENARIOS = 150
-MIN_COUNT, MAX_COUNT = 5, 30
-PLAN_CAP = 5
-MAX_ATTEMPTS = 12
+MIN_COUNT, MAX_COUNT = 8, 30
+MIN_GLOBAL = 3
+PLAN_CAP = COUNT_CAP
+MAX_ATTEMPTS = 20
+WITNESS_LIMIT = 0.1  # deterministic work units: any feasible, randomly weighted plan
+# (a witness needs feasibility, not optimality for its random weights; a frame with no
+# witness within the limit is drawn again)
+REFERENCE_LIMIT = 1.5
 
 Rng = np.random.Generator
 Plan = dict[str, Any]
 
 
+def trip_days(i: int) -> int:
+    """Trip length of scenario ``i``: 1..4 days in turn (independent of the count)."""
+    return 1 + i % 4
+
+
+def n_base(days: int) -> int:
+    """Base constraints of a ``days``-day trip: one per base kind, lodging if a night."""
+    return len(BASE_KINDS) - (days == 1)
+
+
 def target_count(i: int) -> int:
-    """Constraint count of scenario ``i``: cycles over 5..30 in a scrambled order."""
+    """Constraint count of scenario ``i``: cycles over 8..30 in a scrambled order (23
+    values, coprime with the 4 trip lengths, so count and length vary independently),
+    raised to the least a trip of :func:`trip_days` can carry (base + 3 global)."""
     span = MAX_COUNT - MIN_COUNT + 1
-    return MIN_COUNT + (i * 11) % span
-
-
-def days_for(count: int) -> int:
-    """Trip length that leaves room for ``count`` constraints (base = 4 per day + 2)."""
-    return 1 if count < 10 else 2 if count < 14 else 3 if count < 20 else 4
+    count = MIN_COUNT + (i * 11) % span
+    return max(count, n_base(trip_days(i)) + MIN_GLOBAL)
 
 
 # ----------------------------------------------------------------------------- frame
@@ -87,10 +125,9 @@ def _skeleton(rng: Rng, days: int, transfer: int | None, departure: int) -> list
     return out
 
 
-def _frame(world: World, seed: int, i: int, attempt: int, count: int) -> tuple[Scenario, Rng]:
+def _frame(world: World, seed: int, i: int, attempt: int, days: int) -> tuple[Scenario, Rng]:
     rng = np.random.default_rng([seed, i, attempt])
     family = world.cities[(i // (N_SCENARIOS // len(world.cities))) % len(world.cities)].id
-    days = days_for(count)
     cities = [family]
     transfer: int | None = None
     if days >= 2 and rng.random() < 0.4:
@@ -101,14 +138,10 @@ def _frame(world: World, seed: int, i: int, attempt: int, count: int) -> tuple[S
     arrival = int(rng.choice(range(8 * 60, 11 * 60 + 1, 15)))
     departure = int(rng.choice(range(18 * 60, 21 * 60 + 31, 15)))
     skeleton = _skeleton(rng, days, transfer, departure)
-    base: list[Constraint] = []
-    for d in range(1, days + 1):
-        for kind in BASE_DAY_KINDS:
-            base.append(
-                Constraint(f"c{len(base) + 1:02d}", kind, {"day": d}, _text(kind, {"day": d}))
-            )
-    for kind in ("min_duration",) + (("lodging",) if days > 1 else ()):
-        base.append(Constraint(f"c{len(base) + 1:02d}", kind, {}, _text(kind, {})))
+    base = [
+        Constraint(f"c{k + 1:02d}", kind, {}, _text(kind, {}))
+        for k, kind in enumerate(BASE_KINDS[: n_base(days)])
+    ]
     sc = Scenario(
         id=f"wt-s{seed}-{i:03d}",
         family=family,
@@ -221,84 +254,6 @@ def _s_connection_buffer(
     return {"day": sc.transfer_day, "minutes": min(60, spare // 5 * 5)}
 
 
-def _s_precedence(
-    w: World, sc: Scenario, plan: Plan, rng: Rng, have: list[Constraint]
-) -> dict[str, Any] | None:
-    seq = [s["id"] for _, _, s in _visited(plan, "attraction")]
-    if len(seq) < 2 or len(set(seq)) != len(seq):
-        return None
-    a, b = sorted(rng.choice(len(seq), size=2, replace=False))
-    if any(
-        c.kind == "precedence" and c.params["first"] == seq[a] and c.params["then"] == seq[b]
-        for c in have
-    ):
-        return None
-    return {"first": seq[a], "then": seq[b]}
-
-
-def _s_either_or(
-    w: World, sc: Scenario, plan: Plan, rng: Rng, have: list[Constraint]
-) -> dict[str, Any] | None:
-    seq = [s["id"] for _, _, s in _visited(plan, "attraction")]
-    city = w.get(seq[0]).city if seq else sc.cities[0]  # type: ignore[union-attr]
-    skipped = [a.id for a in w.attractions if a.city == city and a.id not in seq]
-    if not seq or not skipped:
-        return None
-    return {"a": seq[int(rng.integers(len(seq)))], "b": skipped[int(rng.integers(len(skipped)))]}
-
-
-def _s_if_then(
-    w: World, sc: Scenario, plan: Plan, rng: Rng, have: list[Constraint]
-) -> dict[str, Any] | None:
-    opts = []
-    for day in plan["days"]:
-        d = day["day"]
-        if any(c.kind == "if_then" and c.params["day"] == d for c in have):
-            continue
-        used = {s.get("transport_to_next") for s in day["stops"]}
-        cats = {w.get(s["id"]).category for s in day["stops"] if s["kind"] == "attraction"}  # type: ignore[union-attr]
-        for cat in sorted(cats):
-            opts += [(d, cat, m) for m in MODES if m not in used]
-    if not opts:
-        return None
-    d, cat, mode = opts[int(rng.integers(len(opts)))]
-    return {"day": d, "category": cat, "forbid_mode": mode}
-
-
-def _s_count(
-    w: World, sc: Scenario, plan: Plan, rng: Rng, have: list[Constraint]
-) -> dict[str, Any] | None:
-    cats = [w.get(s["id"]).category for _, _, s in _visited(plan, "attraction")]  # type: ignore[union-attr]
-    if not cats:
-        return None
-    cat = cats[int(rng.integers(len(cats)))]
-    if any(c.kind == "count" and c.params["category"] == cat for c in have):
-        return None
-    n = cats.count(cat)
-    if rng.random() < 0.5:
-        return {"category": cat, "op": "at_least", "n": n}
-    other = [
-        c for c in ("museum", "park", "landmark", "gallery", "tour", "market") if c not in cats
-    ]
-    if other:
-        return {"category": other[int(rng.integers(len(other)))], "op": "at_most", "n": 0}
-    return {"category": cat, "op": "at_most", "n": n}
-
-
-def _s_all_different(
-    w: World, sc: Scenario, plan: Plan, rng: Rng, have: list[Constraint]
-) -> dict[str, Any] | None:
-    for target in ("restaurant", "attraction")[:: 1 if rng.random() < 0.5 else -1]:
-        ids = [s["id"] for _, _, s in _visited(plan, target)]
-        if (
-            len(ids) > 1
-            and len(set(ids)) == len(ids)
-            and not any(c.kind == "all_different" and c.params["target"] == target for c in have)
-        ):
-            return {"target": target}
-    return None
-
-
 def _s_exclude(
     w: World, sc: Scenario, plan: Plan, rng: Rng, have: list[Constraint]
 ) -> dict[str, Any] | None:
@@ -387,17 +342,146 @@ def _s_hotel_rules(
     return rules or None
 
 
+# ----------------------------------------------------------------------------- global samplers
+# Each returns the options true of the witness, as (params, breaks the greedy plan,
+# spans two days); :func:`_choose` prefers options that break greedy, then cross-day ones.
+Option = tuple[dict[str, Any], bool, bool]
+GlobalSampler = Callable[[World, Scenario, Plan, Plan, list[Constraint]], list[Option]]
+
+
+def _sights(plan: Plan) -> list[tuple[int, int, str]]:
+    return [(d, j, s["id"]) for d, j, s in _visited(plan, "attraction")]
+
+
+def _g_precedence(
+    w: World, sc: Scenario, wit: Plan, greedy: Plan, have: list[Constraint]
+) -> list[Option]:
+    seq = _sights(wit)
+    ids = [x for _, _, x in seq]
+    if len(ids) < 2 or len(set(ids)) != len(ids):
+        return []
+    g = _sights(greedy)
+    out = []
+    for a in range(len(seq)):
+        for b in range(a + 1, len(seq)):
+            p = {"first": ids[a], "then": ids[b]}
+            if any(c.kind == "precedence" and c.params == p for c in have):
+                continue
+            ga = [(d, j) for d, j, x in g if x == ids[a]]
+            gb = [(d, j) for d, j, x in g if x == ids[b]]
+            breaks = not ga or not gb or max(ga) >= min(gb)
+            out.append((p, breaks, seq[a][0] != seq[b][0]))
+    return out
+
+
+def _g_either_or(
+    w: World, sc: Scenario, wit: Plan, greedy: Plan, have: list[Constraint]
+) -> list[Option]:
+    mine = {x for _, _, x in _sights(wit)}
+    theirs = {x for _, _, x in _sights(greedy)}
+    banned = {c.params.get("id") for c in have if c.kind == "exclude"}
+    used = {frozenset((c.params["a"], c.params["b"])) for c in have if c.kind == "either_or"}
+    pool = [a.id for a in w.attractions if a.city in sc.cities and a.id not in banned]
+    out = []
+    for a in sorted(mine):
+        for b in pool:
+            if b in mine or frozenset((a, b)) in used:
+                continue
+            # greedy breaks it by visiting both, or neither
+            breaks = (a in theirs) == (b in theirs)
+            out.append(({"a": a, "b": b}, breaks, False))
+    return out
+
+
+def _g_count(
+    w: World, sc: Scenario, wit: Plan, greedy: Plan, have: list[Constraint]
+) -> list[Option]:
+    def tally(plan: Plan) -> dict[str, int]:
+        cats = [w.get(x).category for _, _, x in _sights(plan)]  # type: ignore[union-attr]
+        return {c: cats.count(c) for c in CATEGORIES}
+
+    mine, theirs = tally(wit), tally(greedy)
+    taken = {c.params["category"] for c in have if c.kind == "count"}
+    out: list[Option] = []
+    for cat in CATEGORIES:
+        if cat in taken:
+            continue
+        n, g = mine[cat], theirs[cat]
+        if n >= 1:
+            out.append(({"category": cat, "op": "at_least", "n": n}, g < n, sc.days > 1))
+        out.append(({"category": cat, "op": "at_most", "n": n}, g > n, sc.days > 1))
+    return out
+
+
+def _g_if_then(
+    w: World, sc: Scenario, wit: Plan, greedy: Plan, have: list[Constraint]
+) -> list[Option]:
+    def day_facts(plan: Plan, d: int) -> tuple[set[str], set[str]]:
+        stops = plan["days"][d - 1]["stops"]
+        cats = {w.get(s["id"]).category for s in stops if s["kind"] == "attraction"}  # type: ignore[union-attr]
+        return cats, {s.get("transport_to_next") for s in stops}
+
+    out: list[Option] = []
+    for d in range(1, sc.days + 1):
+        if any(c.kind == "if_then" and c.params["day"] == d for c in have):
+            continue
+        cats, modes = day_facts(wit, d)
+        g_cats, g_modes = day_facts(greedy, d)
+        for cat in sorted(cats):
+            for mode in MODES:
+                if mode not in modes:
+                    p = {"day": d, "category": cat, "forbid_mode": mode}
+                    out.append((p, cat in g_cats and mode in g_modes, False))
+    return out
+
+
+def _g_all_different(
+    w: World, sc: Scenario, wit: Plan, greedy: Plan, have: list[Constraint]
+) -> list[Option]:
+    out: list[Option] = []
+    for target in ("restaurant", "attraction"):
+        ids = [s["id"] for _, _, s in _visited(wit, target)]
+        if (
+            len(ids) > 1
+            and len(set(ids)) == len(ids)
+            and not any(c.kind == "all_different" and c.params["target"] == target for c in have)
+        ):
+            g = [s["id"] for _, _, s in _visited(greedy, target)]
+            out.append(({"target": target}, len(set(g)) != len(g), sc.days > 1))
+    return out
+
+
+GLOBAL_SAMPLERS: dict[str, tuple[float, GlobalSampler]] = {
+    "precedence": (2.0, _g_precedence),
+    "either_or": (2.0, _g_either_or),
+    "count": (1.5, _g_count),
+    "if_then": (1.5, _g_if_then),
+    "all_different": (0.7, _g_all_different),
+}
+POST_GLOBAL_WEIGHTS = {"budget_category": 1.0}  # set from the reference plan's costs
+
+
+def _choose(rng: Rng, options: list[Option]) -> tuple[dict[str, Any], bool] | None:
+    """An option breaking the greedy plan if any (cross-day first), else any option."""
+    if not options:
+        return None
+    for pool in (
+        [o for o in options if o[1] and o[2]],
+        [o for o in options if o[1]],
+        options,
+    ):
+        if pool:
+            params, breaks, _ = pool[int(rng.integers(len(pool)))]
+            return params, breaks
+    return None
+
+
 SAMPLERS: dict[str, tuple[float, Sampler]] = {
     "meal_window": (3.0, _s_meal_window),
     "visit_window": (3.0, _s_visit_window),
     "day_bounds": (1.0, _s_day_bounds),
     "booking_lead": (0.7, _s_booking_lead),
     "connection_buffer": (1.5, _s_connection_buffer),
-    "precedence": (2.0, _s_precedence),
-    "either_or": (1.5, _s_either_or),
-    "if_then": (1.5, _s_if_then),
-    "count": (1.5, _s_count),
-    "all_different": (1.5, _s_all_different),
     "exclude": (2.0, _s_exclude),
     "cuisine": (1.5, _s_cuisine),
     "room_type": (1.0, _s_room_type),
@@ -405,20 +489,17 @@ SAMPLERS: dict[str, tuple[float, Sampler]] = {
     "rating_floor": (1.5, _s_rating_floor),
     "hotel_rules": (1.0, _s_hotel_rules),
 }
-RESOURCE_WEIGHTS = {"budget_total": 3.0, "budget_category": 1.5, "walk_limit": 1.5}
+POST_LOCAL_WEIGHTS = {"walk_limit": 1.5}  # set from the reference plan's walking
 
 
 # ----------------------------------------------------------------------------- text
 def _text(kind: str, p: dict[str, Any]) -> str:
     t = {
-        "skeleton": lambda: f"Day {p.get('day')} follows the requested stops in the given order.",
-        "opening_hours": lambda: (
-            f"Day {p.get('day')}: every place must be open for the whole visit."
-        ),
-        "travel_time": lambda: f"Day {p.get('day')}: leave enough time to travel between stops.",
+        "skeleton": lambda: "Every day follows the requested stops in the given order.",
+        "opening_hours": lambda: "Every place must be open for the whole visit, every day.",
+        "travel_time": lambda: "Leave enough time to travel between consecutive stops.",
         "timed_entry": lambda: (
-            f"Day {p.get('day')}: timed-entry sights and reserved seatings start exactly"
-            " at a bookable time."
+            "Timed-entry sights and reserved seatings start exactly at a bookable time."
         ),
         "min_duration": lambda: (
             "Each visit lasts at least its listed duration; links keep their timetable."
@@ -539,39 +620,6 @@ def _pick(rng: Rng, weights: dict[str, float]) -> str:
     return kinds[int(rng.choice(len(kinds), p=p / p.sum()))]
 
 
-def _resources(
-    world: World, sc: Scenario, rng: Rng, kinds: list[str]
-) -> tuple[Scenario, SolveResult] | None:
-    extra: list[Constraint] = []
-    if "walk_limit" in kinds:
-        cheap = solve(world, sc)
-        if not cheap.feasible or cheap.plan is None:
-            return None
-        walked = _max_walk(world, sc, cheap.plan)
-        tight = int(walked * rng.uniform(0.4, 0.85)) // 5 * 5
-        p: dict[str, Any] = {"minutes": tight}
-        trial = _with(sc, [Constraint("", "walk_limit", p, _text("walk_limit", p))])
-        if not solve(world, trial).feasible:
-            p = {"minutes": walked}
-        extra.append(Constraint("", "walk_limit", p, _text("walk_limit", p)))
-    base = _with(sc, extra)
-    best = solve(world, base)
-    if not best.feasible or best.cost is None:
-        return None
-    n_cat = kinds.count("budget_category")
-    cats = [c for c in ("lodging", "food", "activities", "transport") if best.costs.get(c, 0) > 0]
-    for c in list(rng.permutation(cats))[:n_cat]:
-        p = {
-            "category": str(c),
-            "amount": int(math.ceil(best.costs[str(c)] * rng.uniform(1.0, 1.15))),
-        }
-        extra.append(Constraint("", "budget_category", p, _text("budget_category", p)))
-    if "budget_total" in kinds:
-        p = {"amount": int(math.ceil(best.cost * rng.uniform(1.0, 1.08)))}
-        extra.append(Constraint("", "budget_total", p, _text("budget_total", p)))
-    return _with(sc, extra), best
-
-
 def _max_walk(world: World, sc: Scenario, plan: Plan) -> int:
     from environments.worldtravel.checker import _View  # the checker's own leg walk
     from environments.worldtravel.plan import parse_plan
@@ -584,63 +632,143 @@ def _max_walk(world: World, sc: Scenario, plan: Plan) -> int:
     )
 
 
+def _sample_local(
+    world: World, sc: Scenario, witness: Plan, rng: Rng, kinds: list[str]
+) -> list[Constraint] | None:
+    """Local constraints of ``kinds`` true of the witness (another local kind stands in
+    when one has no instance left); None when the witness offers too few."""
+    extra: list[Constraint] = []
+    for kind in kinds:
+        params = None
+        for candidate in [kind] + sorted(SAMPLERS, key=lambda _: rng.random()):
+            params = SAMPLERS[candidate][1](world, sc, witness, rng, extra)
+            if params is not None and any(
+                c.kind == candidate and c.params == params for c in extra
+            ):
+                params = None
+            if params is not None:
+                extra.append(Constraint("", candidate, params, _text(candidate, params)))
+                break
+        if params is None:
+            return None
+    return extra
+
+
+def _sample_global(
+    world: World, sc: Scenario, witness: Plan, greedy: Plan, rng: Rng, kinds: list[str]
+) -> tuple[list[Constraint], int] | None:
+    """Global constraints of ``kinds`` true of the witness, each chosen to break the
+    greedy plan where it can; returns them and how many break it."""
+    extra: list[Constraint] = []
+    breaking = 0
+    for kind in kinds:
+        picked = None
+        for candidate in [kind] + sorted(GLOBAL_SAMPLERS, key=lambda _: rng.random()):
+            picked = _choose(rng, GLOBAL_SAMPLERS[candidate][1](world, sc, witness, greedy, extra))
+            if picked is not None:
+                params, breaks = picked
+                extra.append(Constraint("", candidate, params, _text(candidate, params)))
+                breaking += breaks
+                break
+        if picked is None:
+            return None
+    return extra, breaking
+
+
+def _kinds(rng: Rng, n: int, weights: dict[str, float], once: set[str]) -> list[str]:
+    """``n`` kinds drawn by weight; kinds in ``once`` at most once (at most twice for
+    ``budget_category``)."""
+    weights = dict(weights)
+    out: list[str] = []
+    while len(out) < n and any(weights.values()):
+        kind = _pick(rng, weights)
+        out.append(kind)
+        if kind in once or (kind == "budget_category" and out.count(kind) >= 2):
+            weights[kind] = 0.0
+    return out
+
+
+def _post(
+    world: World, sc: Scenario, rng: Rng, plan: Plan, costs: dict[str, int], kinds: list[str]
+) -> list[Constraint]:
+    """Resource limits that the reference plan meets with little to spare."""
+    out: list[Constraint] = []
+    p: dict[str, Any]
+    if "walk_limit" in kinds:
+        p = {"minutes": int(math.ceil(_max_walk(world, sc, plan) / 5) * 5)}
+        out.append(Constraint("", "walk_limit", p, _text("walk_limit", p)))
+    cats = [c for c in ("lodging", "food", "activities", "transport") if costs.get(c, 0) > 0]
+    for c in list(rng.permutation(cats))[: kinds.count("budget_category")]:
+        p = {"category": str(c), "amount": int(math.ceil(costs[str(c)] * rng.uniform(1.0, 1.1)))}
+        out.append(Constraint("", "budget_category", p, _text("budget_category", p)))
+    total = sum(costs.values())
+    p = {"amount": int(math.ceil(total * rng.uniform(1.0, 1.05)))}
+    out.append(Constraint("", "budget_total", p, _text("budget_total", p)))
+    return out
+
+
 def generate_scenario(world: World, seed: int, i: int, plan_cap: int = PLAN_CAP) -> Scenario:
     """Scenario ``i`` of the set for ``seed`` (independent of every other index)."""
-    count = target_count(i)
+    days, count = trip_days(i), target_count(i)
     for attempt in range(MAX_ATTEMPTS):
-        sc, rng = _frame(world, seed, i, attempt, count)
-        witness = solve(world, sc, objective="random", weights_seed=int(rng.integers(2**31)))
+        sc, rng = _frame(world, seed, i, attempt, days)
+        witness = solve(
+            world, sc, objective="random", weights_seed=int(rng.integers(2**31)),
+            limit=WITNESS_LIMIT,
+        )
         if not witness.feasible or witness.plan is None:
             continue
-        n_extra = count - len(sc.constraints)
-        kinds: list[str] = []
-        weights = {k: w for k, (w, _) in SAMPLERS.items()} | RESOURCE_WEIGHTS
-        while len(kinds) < n_extra:
-            kind = _pick(rng, weights)
-            kinds.append(kind)
-            if (
-                kind in ("walk_limit", "budget_total")
-                or kinds.count(kind) >= 2
-                and kind == "budget_category"
-            ):
-                weights[kind] = 0.0
-        extra: list[Constraint] = []
-        for kind in [k for k in kinds if k in SAMPLERS]:
-            params = None
-            for candidate in [kind] + sorted(SAMPLERS, key=lambda _: rng.random()):
-                params = SAMPLERS[candidate][1](world, sc, witness.plan, rng, extra)
-                if params is not None and any(
-                    c.kind == candidate and c.params == params for c in extra
-                ):
-                    params = None
-                if params is not None:
-                    extra.append(Constraint("", candidate, params, _text(candidate, params)))
-                    break
-            if params is None:
-                break
-        if len(extra) != len([k for k in kinds if k in SAMPLERS]):
+        room = count - len(sc.constraints) - MIN_GLOBAL
+        n_global = MIN_GLOBAL + int(room * rng.uniform(0.25, 0.6))
+        n_local = count - len(sc.constraints) - n_global
+        local_weights = {k: w for k, (w, _) in SAMPLERS.items()} | POST_LOCAL_WEIGHTS
+        local_kinds = _kinds(rng, n_local, local_weights, {"walk_limit"})
+        global_weights = {k: w for k, (w, _) in GLOBAL_SAMPLERS.items()} | POST_GLOBAL_WEIGHTS
+        global_kinds = _kinds(rng, n_global - 1, global_weights, set())  # + the total budget
+        local = _sample_local(
+            world, sc, witness.plan, rng, [k for k in local_kinds if k in SAMPLERS]
+        )
+        if local is None:
             continue
-        sc = _with(sc, extra)
-        res_kinds = [k for k in kinds if k not in SAMPLERS]
-        done = _resources(world, sc, rng, res_kinds)
-        if done is None:
+        sc = _with(sc, local)
+        greedy = greedy_plan(world, sc)  # greedy sees only local constraints: fixed now
+        sampled = _sample_global(
+            world, sc, witness.plan, greedy, rng, [k for k in global_kinds if k in GLOBAL_SAMPLERS]
+        )
+        if sampled is None:
             continue
-        sc, _ = done
-        if len(sc.constraints) != count:
+        sc = _with(sc, sampled[0])
+        best = solve(world, sc, limit=REFERENCE_LIMIT, hint=witness.plan)
+        if not best.feasible or best.plan is None:
             continue
-        final = solve(world, sc, count_cap=plan_cap)
-        if not final.feasible:
+        post_kinds = [k for k in local_kinds + global_kinds if k not in SAMPLERS]
+        post_kinds = [k for k in post_kinds if k not in GLOBAL_SAMPLERS]
+        sc = _with(sc, _post(world, sc, rng, best.plan, best.costs, post_kinds))
+        if len(sc.constraints) != count or sc.n_global < MIN_GLOBAL:
             continue
+        if not check_plan(world, sc, best.plan)["feasible"]:
+            continue  # never expected: the solver and the checker disagree
+        greedy_report = check_plan(world, sc, greedy)
+        if greedy_report["feasible"]:
+            continue  # local choices suffice: not coupled enough, draw again
+        counted = count_plans(world, sc, cap=plan_cap, known=(best.plan,))
         return Scenario(
             **{
                 **sc.__dict__,
                 "request": _request(world, sc),
-                "reference_plan": final.plan,
-                "reference_cost": final.cost,
-                "plans_found": final.plans_found,
+                "reference_plan": best.plan,
+                "reference_cost": best.cost,
+                "plans_found": counted.plans,
                 "plan_cap": plan_cap,
-                "optimal": final.optimal,
-                "meta": {"attempt": attempt},
+                "optimal": best.optimal,
+                "coupling": coupling(world, sc, hint=best.plan),
+                "meta": {
+                    "attempt": attempt,
+                    "plans_exact": counted.exact,
+                    "greedy_fails": sorted(
+                        r["kind"] for r in greedy_report["results"] if not r["passed"]
+                    ),
+                },
             }
         )
     raise RuntimeError(f"scenario {i}: no feasible frame in {MAX_ATTEMPTS} attempts")

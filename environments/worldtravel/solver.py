@@ -5,9 +5,18 @@ within it every constraint kind is encoded exactly as :mod:`checker` states it, 
 "infeasible here" means no itinerary of the requested shape satisfies the constraints,
 and every plan found here must pass the checker (tests hold the two to that). Travel
 times, walking minutes and leg prices depend on the pair of places chosen and the mode:
-each leg is an ``AddElement`` over a small (origin option x target option x mode) table.
-The solve is single-threaded with a fixed seed and no wall-clock limit, so the same
-scenario always gives the same plan.
+per leg, for each origin option and mode, the minutes are a linear sum over the target
+options' literals (no literal per origin x target pair, which made every solve several
+times slower; see ``_Model._leg``).
+Every solve is single-threaded with a fixed seed and a *deterministic* work limit
+(``max_deterministic_time``, never a wall-clock limit), so the same scenario gives the
+same plan on any machine under any load. :func:`count_plans` enumerates plans on a
+variant of the model whose times are pinned to the earliest schedule (one solution per
+plan), and :func:`coupling` relaxes the global constraints behind enforcement literals
+to measure how many of them a single early decision forces a plan to break. Both have
+small deterministic budgets (sized so the 150-scenario set generates in about a minute
+on 2 cores) and say when they stopped early: ``PlanCount.exact`` and the diagnostic's
+``exact`` / ``unresolved``.
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ from environments.worldtravel.model import (
 from environments.worldtravel.scenario import ROOM_CAPACITY, Constraint, Scenario
 
 DAY_MAX = 24 * 60 - 1
-DETERMINISTIC_LIMIT = 60.0
+DETERMINISTIC_LIMIT = 10.0
 
 
 @dataclass
@@ -79,8 +88,20 @@ class SolveResult:
 class _Model:
     """The CP-SAT model of one scenario under a given constraint list."""
 
-    def __init__(self, world: World, scenario: Scenario, constraints: list[Constraint]) -> None:
+    def __init__(
+        self,
+        world: World,
+        scenario: Scenario,
+        constraints: list[Constraint],
+        *,
+        canonical: bool = False,
+        soft: frozenset[str] = frozenset(),
+    ) -> None:
         self.w, self.sc, self.cons = world, scenario, constraints
+        self.canonical = canonical  # earliest-start times: one solution per plan
+        self.soft = soft  # kinds whose instances get an enforcement literal
+        self.enforced: list[tuple[Constraint, Any]] = []
+        self._enf: list[Any] = []
         self.m = cp_model.CpModel()
         self.by_kind: dict[str, list[dict[str, Any]]] = {}
         for c in constraints:
@@ -161,9 +182,12 @@ class _Model:
             t = self._var(f"t{d}_0")
             first = _Pos(d, 0, kind, kind, start_city, t, t)
             if d == 1:
-                m.add(t >= sc.arrival)
+                m.add(t == sc.arrival if self.canonical else t >= sc.arrival)
             else:
                 first.stay = night_stay[d - 1]
+                if self.canonical:  # leave as early as the day bounds allow
+                    lows = [int(p["leave_after"]) for p in self.by_kind.get("day_bounds", [])]
+                    m.add(t == max([0, *lows]))
             day.append(first)
             for j, slot in enumerate(slots):
                 city = sc.slot_city(d, j)
@@ -199,11 +223,105 @@ class _Model:
                 self._leg(a, b)
         self._lodging_times()
         self._costs()
-        for kind, instances in self.by_kind.items():
-            handler = getattr(self, f"_c_{kind}", None)
-            for params in instances:
-                if handler is not None:
-                    handler(params)
+        if self.canonical:
+            self._earliest_times()
+        for c in self.cons:
+            handler = getattr(self, f"_c_{c.kind}", None)
+            if handler is None:
+                continue
+            self._enf = []
+            if c.kind in self.soft:
+                lit = m.new_bool_var(f"holds_{c.id}")
+                self.enforced.append((c, lit))
+                self._enf = [lit]
+            handler(c.params)
+        self._enf = []
+
+    def _add(self, ct: Any) -> None:
+        """Add a linear constraint, under the current instance's enforcement literal."""
+        added = self.m.add(ct)
+        if self._enf:
+            added.only_enforce_if(self._enf)
+
+    def _add_or(self, lits: list[Any]) -> None:
+        added = self.m.add_bool_or(lits)
+        if self._enf:
+            added.only_enforce_if(self._enf)
+
+    # ------------------------------------------------------------------ canonical times
+    def _start_domain(self, pos: _Pos, rec: Attraction | Restaurant) -> list[tuple[int, int]]:
+        """Allowed start times of ``rec`` at ``pos`` as sorted disjoint [lo, hi] ranges:
+        opening intervals (the whole visit inside), timed-entry slots, and the meal and
+        visit windows that apply to this stop."""
+        date = self.sc.date(pos.day)
+        lo_w, hi_w = 0, DAY_MAX
+        for p in self.by_kind.get("meal_window", []):
+            if int(p["day"]) == pos.day and p["meal"] == pos.slot:
+                lo_w, hi_w = max(lo_w, int(p["from"])), min(hi_w, int(p["to"]))
+        for p in self.by_kind.get("visit_window", []):
+            if int(p["day"]) == pos.day and p["attraction"] == rec.id:
+                lo_w, hi_w = max(lo_w, int(p["from"])), min(hi_w, int(p["to"]))
+        dur = rec.visit_minutes if isinstance(rec, Attraction) else rec.meal_minutes
+        intervals = open_intervals(rec, date)
+        slots = rec.timed_entry if isinstance(rec, Attraction) else rec.seatings
+        if slots:
+            ok = [
+                s
+                for s in sorted(set(slots))
+                if lo_w <= s <= hi_w and any(a <= s and s + dur <= b for a, b in intervals)
+            ]
+            return [(s, s) for s in ok]
+        out = [(max(a, lo_w), min(b - dur, hi_w)) for a, b in sorted(intervals)]
+        return [(lo, hi) for lo, hi in out if lo <= hi]
+
+    def _earliest_times(self) -> None:
+        """Pin every time to the earliest schedule of the chosen places and modes.
+
+        For fixed choices the feasible schedules are closed under the componentwise
+        minimum (every time constraint is a lower bound, an upper bound, a difference
+        ``b.start >= a.end + minutes`` or membership in a union of ranges), so the
+        earliest schedule is feasible whenever any schedule is. Pinning it leaves one
+        solution per plan (places, link, room, modes), which is what makes CP-SAT's
+        solution enumeration a plan count.
+        """
+        m = self.m
+        into = {id(g.target): g for g in self.legs}
+        arrivals = {id(self.days[nights[0]][-1]): s for s, (_, nights, _, _) in
+                    enumerate(self.stays)}
+        for q in self.pos:
+            g = into.get(id(q))
+            if g is None or q.kind == "link":
+                continue
+            arrive = g.origin.end + g.minutes
+            if q.kind == "end_station":
+                m.add(q.start == arrive)
+                continue
+            if q.kind == "end_hotel":
+                s = arrivals.get(id(q))
+                if s is None:
+                    m.add(q.start == arrive)
+                else:
+                    _, _, opts, z = self.stays[s]
+                    check_in = sum(h.check_in * v for (h, _), v in zip(opts, z, strict=True))
+                    m.add_max_equality(q.start, [arrive, check_in])
+                continue
+            for rec, x in zip(q.cands, q.x, strict=True):
+                options = []
+                prev_hi = -1
+                for lo, hi in self._start_domain(q, rec):
+                    if lo > prev_hi + 1:  # arrive in the gap before this range: wait for lo
+                        b = m.new_bool_var("")
+                        m.add(arrive >= prev_hi + 1).only_enforce_if(b)
+                        m.add(arrive <= lo - 1).only_enforce_if(b)
+                        m.add(q.start == lo).only_enforce_if(b)
+                        options.append(b)
+                    b = m.new_bool_var("")  # arrive inside the range: start at once
+                    m.add(arrive >= lo).only_enforce_if(b)
+                    m.add(arrive <= hi).only_enforce_if(b)
+                    m.add(q.start == arrive).only_enforce_if(b)
+                    options.append(b)
+                    prev_hi = hi
+                m.add(sum(options) == x)
 
     def _venue(self, pos: _Pos, date: str, day: int) -> None:
         recs: list[Attraction | Restaurant]
@@ -215,7 +333,8 @@ class _Model:
         self._one_of(pos, f"x{day}_{pos.index}")
         m = self.m
         dur = [r.visit_minutes if isinstance(r, Attraction) else r.meal_minutes for r in pos.cands]
-        m.add(pos.end - pos.start >= sum(k * x for k, x in zip(dur, pos.x, strict=True)))
+        need = sum(k * x for k, x in zip(dur, pos.x, strict=True))
+        m.add(pos.end - pos.start == need if self.canonical else pos.end - pos.start >= need)
         for rec, x in zip(pos.cands, pos.x, strict=True):
             intervals = open_intervals(rec, date)
             if len(intervals) == 1:
@@ -299,52 +418,50 @@ class _Model:
         return nodes, list(p.x)
 
     def _leg(self, a: _Pos, b: _Pos) -> None:
+        """Travel from ``a`` to ``b``: a mode literal per mode, and minutes, walking and
+        fare as functions of (origin node, target node, mode).
+
+        Why no arc literal per (origin, target) pair: with 16 candidates on each side
+        that is 256 Booleans and two channelling sums per leg, which made every solve
+        slow. Here, for each origin node (literal ``lf``) and mode, the leg's minutes
+        equal a linear sum over the target literals (exactly one of which is true), so
+        the model grows with origins + targets, and the meaning is unchanged.
+        """
         m = self.m
         city = self.w.city(b.city if b.kind != "link" else self.sc.cities[0])
         fn, fl = self._lits(a, "out")
         tn, tl = self._lits(b, "in")
         y = [m.new_bool_var(f"y{a.day}_{a.index}_{k}") for k in range(len(MODES))]
         m.add_exactly_one(y)
-        if len(fn) == 1 or len(tn) == 1:
-            pairs = [
-                (f, t, lf if len(fn) > 1 else lt)
-                for f, lf in zip(fn, fl, strict=True)
-                for t, lt in zip(tn, tl, strict=True)
-            ]
-        else:
-            pairs = []
-            arcs = {(i, j): m.new_bool_var("") for i in range(len(fn)) for j in range(len(tn))}
-            for i, lf in enumerate(fl):
-                m.add(sum(arcs[i, j] for j in range(len(tn))) == lf)
-            for j, lt in enumerate(tl):
-                m.add(sum(arcs[i, j] for i in range(len(fn))) == lt)
-            pairs = [(fn[i], tn[j], v) for (i, j), v in arcs.items()]
-        top = max(city.times["walk"][f][t] for f, t, _ in pairs)
+        walk_t, fares = city.times["walk"], city.taxi_fares
+        top = max(walk_t[f][t] for f in fn for t in tn)
+        fare_top = max(max(fares[f][t] for f in fn for t in tn), city.transit_fare * self.sc.party)
         leg = _Leg(
-            a.day,
-            a,
-            b,
-            city.id,
-            y,
-            m.new_int_var(0, top, ""),
-            m.new_int_var(0, top, ""),
-            m.new_int_var(
-                0,
-                max(
-                    max(city.taxi_fares[f][t] for f, t, _ in pairs),
-                    city.transit_fare * self.sc.party,
-                ),
-                "",
-            ),
+            a.day, a, b, city.id, y,
+            m.new_int_var(0, top, ""), m.new_int_var(0, top, ""), m.new_int_var(0, fare_top, ""),
         )
-        for k, mode in enumerate(MODES):
-            minutes = sum(city.times[mode][f][t] * v for f, t, v in pairs)
-            m.add(leg.minutes == minutes).only_enforce_if(y[k])
+        # iterate over the side with fewer nodes; the other side is a linear sum
+        rows_from = len(fn) <= len(tn)
+        outer = list(zip(fn, fl, strict=True)) if rows_from else list(zip(tn, tl, strict=True))
+        inner = list(zip(tn, tl, strict=True)) if rows_from else list(zip(fn, fl, strict=True))
+
+        inner_lits = [lit for _, lit in inner]
+
+        def table(grid: list[list[int]], o: int) -> Any:
+            coefs = [grid[o][n] if rows_from else grid[n][o] for n, _ in inner]
+            if len(coefs) == 1:
+                return coefs[0]
+            return cp_model.LinearExpr.weighted_sum(inner_lits, coefs)
+
+        for o, lo in outer:
+            lits = [] if isinstance(lo, int) else [lo]
+            for k, mode in enumerate(MODES):
+                m.add(leg.minutes == table(city.times[mode], o)).only_enforce_if([*lits, y[k]])
+            m.add(leg.cost == table(fares, o)).only_enforce_if([*lits, y[2]])
         m.add(leg.walk == leg.minutes).only_enforce_if(y[0])
         m.add(leg.walk == 0).only_enforce_if(y[0].Not())
         m.add(leg.cost == 0).only_enforce_if(y[0])
         m.add(leg.cost == city.transit_fare * self.sc.party).only_enforce_if(y[1])
-        m.add(leg.cost == sum(city.taxi_fares[f][t] * v for f, t, v in pairs)).only_enforce_if(y[2])
         m.add(b.start >= a.end + leg.minutes)
         self.legs.append(leg)
 
@@ -425,6 +542,9 @@ class _Model:
 
     def _c_visit_window(self, p: dict[str, Any]) -> None:
         hits = self._visits(p["attraction"], int(p["day"]))
+        if self.canonical:  # the window is in the start domain (every visit that day)
+            self._add_or([x for _, x in hits])
+            return
         ws = []
         for q, x in hits:
             wv = self.m.new_bool_var("")
@@ -454,20 +574,20 @@ class _Model:
     def _c_precedence(self, p: dict[str, Any]) -> None:
         first, then = self._visits(p["first"]), self._visits(p["then"])
         if not first or not then:
-            self._fail()
+            self._add_or([])
             return
-        self.m.add_bool_or([x for _, x in first])
-        self.m.add_bool_or([x for _, x in then])
+        self._add_or([x for _, x in first])
+        self._add_or([x for _, x in then])
         order = {id(q): i for i, q in enumerate(self.pos)}
         for qa, xa in first:
             for qb, xb in then:
                 if order[id(qa)] >= order[id(qb)]:
-                    self.m.add_bool_or([xa.Not(), xb.Not()])
+                    self._add_or([xa.Not(), xb.Not()])
 
     def _c_either_or(self, p: dict[str, Any]) -> None:
         a = self._any([x for _, x in self._visits(p["a"])])
         b = self._any([x for _, x in self._visits(p["b"])])
-        self.m.add(a + b == 1)
+        self._add(a + b == 1)
 
     def _c_if_then(self, p: dict[str, Any]) -> None:
         d = int(p["day"])
@@ -476,14 +596,14 @@ class _Model:
         k = MODES.index(p["forbid_mode"])
         for g in self.legs:
             if g.day == d:
-                self.m.add(g.y[k] == 0).only_enforce_if(flag)
+                self.m.add(g.y[k] == 0).only_enforce_if([flag, *self._enf])
 
     def _c_count(self, p: dict[str, Any]) -> None:
         total = sum(v for _, rec, v in self._attraction_lits() if rec.category == p["category"])
         if p["op"] == "at_least":
-            self.m.add(total >= int(p["n"]))
+            self._add(total >= int(p["n"]))
         else:
-            self.m.add(total <= int(p["n"]))
+            self._add(total <= int(p["n"]))
 
     def _c_all_different(self, p: dict[str, Any]) -> None:
         slot_ok = (
@@ -498,13 +618,13 @@ class _Model:
                     groups.setdefault(rec.id, []).append(v)
         for lits in groups.values():
             if len(lits) > 1:
-                self.m.add_at_most_one(lits)
+                self._add(sum(lits) <= 1)
 
     def _c_budget_total(self, p: dict[str, Any]) -> None:
-        self.m.add(sum(self.cost.values()) <= int(p["amount"]))
+        self._add(sum(self.cost.values()) <= int(p["amount"]))
 
     def _c_budget_category(self, p: dict[str, Any]) -> None:
-        self.m.add(self.cost[p["category"]] <= int(p["amount"]))
+        self._add(self.cost[p["category"]] <= int(p["amount"]))
 
     def _c_walk_limit(self, p: dict[str, Any]) -> None:
         for d in self.days:
@@ -558,15 +678,53 @@ class _Model:
         return {"lodging": lodging, "days": days}
 
 
-def _solver() -> cp_model.CpSolver:
+def _solver(limit: float = DETERMINISTIC_LIMIT) -> cp_model.CpSolver:
     s = cp_model.CpSolver()
     s.parameters.num_workers = 1
     s.parameters.random_seed = 0
-    s.parameters.max_deterministic_time = DETERMINISTIC_LIMIT
+    # a deterministic work limit (not wall-clock): the same model stops at the same
+    # point on any machine and under any load, so generated files do not depend on it
+    s.parameters.max_deterministic_time = limit
     # measured: probing and symmetry detection cost more than they save on these models
     s.parameters.cp_model_probing_level = 0
     s.parameters.symmetry_level = 0
     return s
+
+
+def _decision_values(model: _Model, plan: dict[str, Any]) -> list[tuple[Any, int]]:
+    """The value a known plan gives each decision literal of ``model`` (venue, link and
+    room choices and leg modes), matched by position; unmatched positions are left out."""
+    out: list[tuple[Any, int]] = []
+    days = {d["day"]: d["stops"] for d in plan.get("days", [])}
+    for q in model.pos:
+        stops = days.get(q.day, [])
+        if q.index >= len(stops):
+            continue
+        stop = stops[q.index]
+        if q.x:
+            for c, v in zip(q.cands, q.x, strict=True):
+                ident = c[0].id if q.kind == "link" else c.id
+                same = ident == stop.get("id") and (
+                    q.kind != "link" or c[1] == stop.get("fare_class")
+                )
+                out.append((v, int(same)))
+    for g in model.legs:
+        stops = days.get(g.day, [])
+        if g.origin.index >= len(stops):
+            continue
+        mode = stops[g.origin.index].get("transport_to_next")
+        if mode in MODES:
+            out += [(v, int(MODES[k] == mode)) for k, v in enumerate(g.y)]
+    booked = {(x.get("hotel"), x.get("room")) for x in plan.get("lodging", [])}
+    for *_, opts, z in model.stays:
+        out += [(v, int((h.id, room) in booked)) for (h, room), v in zip(opts, z, strict=True)]
+    return out
+
+
+def _hint(model: _Model, plan: dict[str, Any]) -> None:
+    """Hint CP-SAT with a known plan (the generator's witness)."""
+    for v, value in _decision_values(model, plan):
+        model.m.add_hint(v, value)
 
 
 def solve(
@@ -577,15 +735,20 @@ def solve(
     objective: str = "cost",
     weights_seed: int | None = None,
     count_cap: int = 1,
+    limit: float = DETERMINISTIC_LIMIT,
+    hint: dict[str, Any] | None = None,
 ) -> SolveResult:
-    """Solve ``scenario`` (or it under ``constraints``) exactly.
+    """Solve ``scenario`` (or it under ``constraints``).
 
     Args:
         objective: ``cost`` (minimum total cost: the reference plan) or ``random``
             (minimum of random weights on the choices, seeded by ``weights_seed``: a
             diverse witness plan for the scenario generator).
-        count_cap: Also count distinct plans (venue, link and hotel choices) up to this
-            cap by re-solving with no-good cuts; 1 skips counting.
+        count_cap: Also count distinct plans up to this cap (:func:`count_plans`);
+            1 skips counting.
+        limit: Deterministic-time budget of the solve (CP-SAT's work units, not
+            seconds); ``optimal`` says whether the optimum was proven within it.
+        hint: A plan to start the search from (any plan of the frame).
     """
     model = _Model(world, scenario, scenario.constraints if constraints is None else constraints)
     m = model.m
@@ -597,26 +760,183 @@ def solve(
         lits = model.decisions()
         weights = rng.integers(0, 100, size=len(lits))
         m.minimize(sum(int(k) * v for k, v in zip(weights, lits, strict=True)))
-    s = _solver()
+    if hint is not None:
+        _hint(model, hint)
+    s = _solver(limit)
     status = s.solve(m)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return SolveResult(False, status == cp_model.INFEASIBLE, None, None, 0)
     optimal = status == cp_model.OPTIMAL
-    chosen = [v for v in model.decisions() if s.value(v)]
     costs = {k: int(s.value(v)) if not isinstance(v, int) else v for k, v in model.cost.items()}
     s = _compact(model, s)
     plan = model.extract(s)
     found = 1
     if count_cap > 1:
-        m.clear_objective()
-        m.add_bool_or([v.Not() for v in chosen])
-        while found < count_cap:
-            s2 = _solver()
-            if s2.solve(m) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-                break
-            found += 1
-            m.add_bool_or([v.Not() for v in model.decisions() if s2.value(v)])
+        found = count_plans(world, scenario, constraints, cap=count_cap).plans
     return SolveResult(True, optimal, plan, int(sum(costs.values())), found, costs)
+
+
+COUNT_CAP = 1000
+COUNT_LIMIT = 0.2
+
+
+@dataclass(frozen=True)
+class PlanCount:
+    """Outcome of :func:`count_plans`: ``plans`` distinct plans found; ``exact`` when
+    the enumeration finished below the cap (else the count is ``>= plans``)."""
+
+    plans: int
+    cap: int
+    exact: bool
+
+
+class _Counter(cp_model.CpSolverSolutionCallback):
+    def __init__(self, keys: list[Any], cap: int) -> None:
+        super().__init__()
+        self.keys, self.cap = keys, cap
+        self.indices = [v.index for v in keys]  # plain Boolean variables, not negations
+        self.seen: set[tuple[int, ...]] = set()
+        self.solutions = 0
+
+    def on_solution_callback(self) -> None:
+        self.solutions += 1
+        # one read of the whole solution (per-variable value() calls cost ~8x more)
+        values = self.response_proto.solution
+        self.seen.add(tuple(values[i] for i in self.indices))
+        if len(self.seen) >= self.cap:
+            self.stop_search()
+
+
+def count_plans(
+    world: World,
+    scenario: Scenario,
+    constraints: list[Constraint] | None = None,
+    *,
+    cap: int = COUNT_CAP,
+    limit: float = COUNT_LIMIT,
+    known: tuple[dict[str, Any], ...] = (),
+) -> PlanCount:
+    """Count the distinct plans of ``scenario`` by CP-SAT solution enumeration, up to ``cap``.
+
+    A plan is the itinerary's decision content: the venue at every stop, the link and
+    fare class, the hotel and room of every stay, and the transport mode of every leg;
+    its times are the earliest schedule of those choices (see
+    ``_Model._earliest_times``), so each plan is exactly one solution of the counting
+    model and the enumeration counts plans, not timetables. ``exact`` is False when the
+    cap (or the deterministic work limit) stopped the enumeration first; then
+    ``plans`` is a lower bound.
+
+    ``known``: plans already known to satisfy every constraint (the generator's
+    reference plan). They count even when the enumeration stops before reaching them,
+    so a scenario with a reference plan never reports 0 plans.
+    """
+    model = _Model(
+        world,
+        scenario,
+        scenario.constraints if constraints is None else constraints,
+        canonical=True,
+    )
+    keys = model.decisions() + [v for g in model.legs for v in g.y]
+    s = _solver(limit)
+    s.parameters.enumerate_all_solutions = True
+    # measured: without the LP relaxation the enumeration finds plans ~1.5x faster per
+    # unit of work (the LP prunes little when there is no objective)
+    s.parameters.linearization_level = 0
+    counter = _Counter(keys, cap)
+    status = s.solve(model.m, counter)
+    index = {v.index: k for k, v in enumerate(keys)}
+    for plan in known:
+        key = [0] * len(keys)
+        for v, value in _decision_values(model, plan):
+            key[index[v.index]] = value
+        counter.seen.add(tuple(key))
+    n = min(len(counter.seen), cap)
+    return PlanCount(n, cap, status == cp_model.OPTIMAL and n < cap)
+
+
+COUPLING_LIMIT = 0.02
+COUPLING_GIVE_UP = 3
+"""When the first this-many candidates are all unresolved, the rest are not tried
+(measured: on 4-day trips a minimum is almost never proven, at any affordable limit)."""
+
+
+def coupling(
+    world: World,
+    scenario: Scenario,
+    *,
+    kinds: frozenset[str] | None = None,
+    limit: float = COUPLING_LIMIT,
+    hint: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """How much one early decision decides: the scenario's coupling diagnostic.
+
+    The decision is the venue of the first stop of day 1 (the first choice a planner
+    makes). For each candidate ``v`` that the solver's frame admits there (open that
+    day, not excluded, meeting rating, cuisine and booking-lead filters), with every
+    constraint of another kind kept hard, CP-SAT finds the *least number of the
+    scenario's global constraints* (``kinds``, default :data:`GLOBAL_KINDS`) that any
+    plan starting with ``v`` must violate: ``violated[v]``. ``v`` is *dead* when even
+    with every global constraint dropped no plan starts with it (a local conflict).
+
+    Each candidate gets a deterministic budget of ``limit`` work units (presolve and
+    the LP relaxation off: measured, they cost more than they save on these solves; ``hint``, the
+    reference plan, starts the search near a good plan). A candidate whose minimum is
+    not proven within it is *unresolved* and enters no statistic below, so every
+    number reported is exact for the candidates it covers; when the first
+    :data:`COUPLING_GIVE_UP` candidates are all unresolved, the rest count as
+    unresolved untried (a deterministic rule, so the bytes stay the same).
+
+    Returns ``{"slot", "choices", "dead", "resolved", "unresolved", "fatal",
+    "max_violated", "mean_violated", "exact"}``: ``choices`` admitted candidates,
+    ``resolved`` those whose minimum (or deadness) was proven, ``fatal`` resolved ones
+    with ``violated >= 1`` (a plan starting there cannot be feasible), ``max_violated``
+    the largest proven ``violated`` (the diagnostic's headline: how many constraints one
+    early decision can break), ``exact`` whether every candidate was resolved.
+    """
+    from environments.worldtravel.scenario import GLOBAL_KINDS
+
+    soft = frozenset(GLOBAL_KINDS if kinds is None else kinds)
+    model = _Model(world, scenario, scenario.constraints, soft=soft)
+    first = next((q for q in model.days[1] if q.kind == "venue"), None)
+    if first is None or not model.enforced:
+        return {"slot": None, "choices": 0, "dead": 0, "resolved": 0, "unresolved": 0,
+                "fatal": 0, "max_violated": 0, "mean_violated": 0.0, "exact": True}
+    m = model.m
+    m.minimize(sum(1 - lit for _, lit in model.enforced))
+    if hint is not None:
+        skip = {v.index for v in first.x}
+        for v, value in _decision_values(model, hint):
+            if v.index not in skip:
+                m.add_hint(v, value)
+    violated: list[int] = []
+    dead = unresolved = 0
+    for k, x in enumerate(first.x):
+        if unresolved == k >= COUPLING_GIVE_UP:
+            unresolved = len(first.x)  # the first few all unresolved: stop trying
+            break
+        m.clear_assumptions()
+        m.add_assumption(x)
+        s = _solver(limit)
+        s.parameters.cp_model_presolve = False
+        s.parameters.linearization_level = 0  # measured: resolves more, sooner
+        status = s.solve(m)
+        if status == cp_model.INFEASIBLE:
+            dead += 1
+        elif status == cp_model.OPTIMAL:
+            violated.append(int(round(s.objective_value)))
+        else:
+            unresolved += 1
+    return {
+        "slot": f"day 1 stop 1 ({first.slot})",
+        "choices": len(first.x),
+        "dead": dead,
+        "resolved": len(first.x) - unresolved,
+        "unresolved": unresolved,
+        "fatal": sum(k >= 1 for k in violated),
+        "max_violated": max(violated, default=0),
+        "mean_violated": round(float(np.mean(violated)), 3) if violated else 0.0,
+        "exact": unresolved == 0,
+    }
 
 
 def _compact(model: _Model, s: cp_model.CpSolver) -> cp_model.CpSolver:
@@ -639,7 +959,7 @@ def _compact(model: _Model, s: cp_model.CpSolver) -> cp_model.CpSolver:
         for day in model.days.values()
     )
     proto.minimize(span)
-    s2 = _solver()
+    s2 = _solver(1.0)
     if s2.solve(proto) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return s
     # map the clone's solution back by index

@@ -2,10 +2,35 @@
 
     python -m environments.worldtravel.stats --json
 
-prints ``{"scenarios", "cities", "mean_constraints", "min_constraints",
-"max_constraints", "feasible", "checker_agrees", "kinds", "categories", "by_count",
-"plans_found"}``; ``feasible`` counts scenarios with a CP-SAT reference plan and
-``checker_agrees`` those whose reference plan the independent checker accepts.
+prints one JSON object:
+
+- the set: ``scenarios``, ``cities``, ``two_city``, ``mean_constraints``,
+  ``min_constraints``, ``max_constraints``, ``kinds``, ``categories``, ``by_count``
+  (scenarios per constraint count) and ``by_count_and_days`` (per count bucket, scenarios
+  per trip length: count and length vary independently);
+- the reference plans: ``feasible`` (scenarios with a CP-SAT plan) and ``checker_agrees``
+  (those the independent checker accepts);
+- coupling: ``min_global_constraints`` / ``mean_global_constraints`` (instances of
+  :data:`~environments.worldtravel.scenario.GLOBAL_KINDS`), ``coupling`` (a summary of
+  each scenario's diagnostic, :func:`environments.worldtravel.solver.coupling`), and the
+  scripted agents' feasibility: ``greedy_feasible``, ``random_feasible``,
+  ``oracle_feasible`` (fractions of the set) and ``by_bucket`` (the same per count
+  bucket);
+- difficulty: ``plans_found``, the distribution of the plan counts (capped); a count
+  whose enumeration stopped at its work limit is a lower bound (``exact``,
+  ``exact_share`` and ``exact_by_days`` say how many are exact). The coupling summary
+  says the same for the diagnostic (``exact``: every first choice resolved;
+  ``resolved_first_choices``).
+
+Counting: the base constraints are one instance per trip each (every day checked by
+the one instance), so ``n_constraints`` counts requirements, not days.
+
+The CLI adds ``fact_modalities``: the Webscape site's per-fact modality counts (text,
+layout, image, and by medium; :func:`fact_modalities`).
+
+Other modules add sections without touching this one: :func:`register_section` (or the
+``sections`` argument of :func:`summarize`) maps a name to a function of
+``(world, scenarios)`` whose value becomes that key of the output.
 """
 
 from __future__ import annotations
@@ -13,39 +38,174 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from environments.worldtravel.agents import greedy_plan, random_plan
+from environments.worldtravel.analysis import BUCKETS, bucket
 from environments.worldtravel.checker import check_plan
 from environments.worldtravel.model import World
 from environments.worldtravel.scenario import Scenario
 from environments.worldtravel.store import read_scenarios, read_world
 
+Section = Callable[[World, list[Scenario]], Any]
+SECTIONS: dict[str, Section] = {}
+"""Extra output sections by name (see :func:`register_section`)."""
 
-def summarize(world: World, scenarios: list[Scenario]) -> dict[str, Any]:
-    """The statistics dict for a world and its scenarios."""
-    counts = [s.n_constraints for s in scenarios]
-    kinds = Counter(c.kind for s in scenarios for c in s.constraints)
-    categories = Counter(c.category for s in scenarios for c in s.constraints)
-    agrees = sum(
-        check_plan(world, s, s.reference_plan)["feasible"]
-        for s in scenarios
-        if s.reference_plan is not None
+
+def register_section(name: str) -> Callable[[Section], Section]:
+    """Decorator: add ``fn(world, scenarios)`` to every :func:`summarize` output as ``name``."""
+
+    def add(fn: Section) -> Section:
+        SECTIONS[name] = fn
+        return fn
+
+    return add
+
+
+def _share(flags: list[bool]) -> float:
+    return round(sum(flags) / len(flags), 4) if flags else 0.0
+
+
+def agent_feasibility(world: World, scenarios: list[Scenario]) -> dict[str, list[bool]]:
+    """Per scenario: is the greedy / random / oracle (reference) plan feasible?"""
+    return {
+        "greedy": [check_plan(world, s, greedy_plan(world, s))["feasible"] for s in scenarios],
+        "random": [check_plan(world, s, random_plan(world, s))["feasible"] for s in scenarios],
+        "oracle": [
+            s.reference_plan is not None and check_plan(world, s, s.reference_plan)["feasible"]
+            for s in scenarios
+        ],
+    }
+
+
+def _buckets() -> list[str]:
+    return [f"{lo}-{hi}" for lo, hi in BUCKETS]
+
+
+def by_count_and_days(scenarios: list[Scenario]) -> dict[str, dict[str, int]]:
+    """Scenarios per (count bucket, trip length in days)."""
+    table: dict[str, Counter[int]] = {}
+    for s in scenarios:
+        table.setdefault(bucket(s.n_constraints), Counter())[s.days] += 1
+    order = _buckets()
+    return {
+        k: {str(d): n for d, n in sorted(table[k].items())}
+        for k in sorted(table, key=lambda k: order.index(k) if k in order else len(order))
+    }
+
+
+def plans_distribution(scenarios: list[Scenario]) -> dict[str, Any]:
+    """Distribution of ``plans_found`` (quantiles, decades, how many reached the cap)."""
+    found = np.array([s.plans_found for s in scenarios], dtype=float)
+    caps = {s.plan_cap for s in scenarios}
+    if not len(found):
+        return {}
+    decades = Counter(
+        "1" if n <= 1 else "2-9" if n < 10 else "10-99" if n < 100 else "100-999"
+        if n < 1000 else ">=1000"
+        for n in found
     )
     return {
+        "cap": max(caps),
+        "min": int(found.min()),
+        "p25": float(np.percentile(found, 25)),
+        "median": float(np.median(found)),
+        "p75": float(np.percentile(found, 75)),
+        "max": int(found.max()),
+        "at_cap": sum(s.plans_found >= s.plan_cap for s in scenarios),
+        "exact": sum(bool(s.meta.get("plans_exact")) for s in scenarios),
+        "exact_share": _share([bool(s.meta.get("plans_exact")) for s in scenarios]),
+        "exact_by_days": {
+            str(d): sum(bool(s.meta.get("plans_exact")) for s in scenarios if s.days == d)
+            for d in sorted({s.days for s in scenarios})
+        },
+        "decades": {k: decades[k] for k in ("1", "2-9", "10-99", "100-999", ">=1000")},
+    }
+
+
+def coupling_summary(scenarios: list[Scenario]) -> dict[str, Any]:
+    """Summary of the per-scenario coupling diagnostics (see ``solver.coupling``)."""
+    diag = [s.coupling for s in scenarios if s.coupling]
+    if not diag:
+        return {}
+    worst = [int(d["max_violated"]) for d in diag]
+    choices = sum(int(d["choices"]) for d in diag)
+    return {
+        "scenarios": len(diag),
+        "max_violated": {str(k): n for k, n in sorted(Counter(worst).items())},
+        "mean_max_violated": round(float(np.mean(worst)), 3),
+        "with_a_fatal_first_choice": sum(int(d["fatal"]) > 0 for d in diag),
+        "first_choices": choices,
+        "fatal_first_choices": sum(int(d["fatal"]) for d in diag),
+        "dead_first_choices": sum(int(d["dead"]) for d in diag),
+        "resolved_first_choices": sum(int(d.get("resolved", d["choices"])) for d in diag),
+        "exact": sum(bool(d.get("exact")) for d in diag),
+        "exact_share": _share([bool(d.get("exact")) for d in diag]),
+        "exact_by_days": {
+            str(days): sum(bool(s.coupling.get("exact")) for s in scenarios
+                           if s.coupling and s.days == days)
+            for days in sorted({s.days for s in scenarios})
+        },
+    }
+
+
+def summarize(
+    world: World, scenarios: list[Scenario], sections: dict[str, Section] | None = None
+) -> dict[str, Any]:
+    """The statistics dict for a world and its scenarios (plus registered sections)."""
+    counts = [s.n_constraints for s in scenarios]
+    globals_ = [s.n_global for s in scenarios]
+    kinds = Counter(c.kind for s in scenarios for c in s.constraints)
+    categories = Counter(c.category for s in scenarios for c in s.constraints)
+    agents = agent_feasibility(world, scenarios)
+    buckets: dict[str, list[int]] = {}
+    for k, s in enumerate(scenarios):
+        buckets.setdefault(bucket(s.n_constraints), []).append(k)
+    order = _buckets()
+    by_bucket = {
+        b: {"n": len(ix), **{a: _share([agents[a][k] for k in ix]) for a in agents}}
+        for b, ix in sorted(buckets.items(), key=lambda kv: order.index(kv[0])
+                            if kv[0] in order else len(order))
+    }
+    out: dict[str, Any] = {
         "scenarios": len(scenarios),
         "cities": len(world.cities),
         "mean_constraints": round(sum(counts) / len(counts), 3) if counts else 0.0,
         "min_constraints": min(counts, default=0),
         "max_constraints": max(counts, default=0),
         "feasible": sum(s.reference_plan is not None for s in scenarios),
-        "checker_agrees": agrees,
+        "checker_agrees": sum(agents["oracle"]),
         "kinds": dict(sorted(kinds.items())),
         "categories": dict(sorted(categories.items())),
         "by_count": {str(k): v for k, v in sorted(Counter(counts).items())},
-        "plans_found": dict(sorted(Counter(s.plans_found for s in scenarios).items())),
+        "by_count_and_days": by_count_and_days(scenarios),
+        "plans_found": plans_distribution(scenarios),
         "two_city": sum(len(s.cities) > 1 for s in scenarios),
+        "min_global_constraints": min(globals_, default=0),
+        "mean_global_constraints": round(float(np.mean(globals_)), 3) if globals_ else 0.0,
+        "greedy_feasible": _share(agents["greedy"]),
+        "random_feasible": _share(agents["random"]),
+        "oracle_feasible": _share(agents["oracle"]),
+        "by_bucket": by_bucket,
+        "coupling": coupling_summary(scenarios),
     }
+    for name, fn in {**SECTIONS, **(sections or {})}.items():
+        out[name] = fn(world, scenarios)
+    return out
+
+
+def fact_modalities(world: World, scenarios: list[Scenario]) -> dict[str, Any]:
+    """Per-fact modality counts of the Webscape site rendered from ``world`` (text, layout,
+    image; by medium): the CLI's ``fact_modalities`` section. Rendering takes seconds, so
+    :func:`summarize` leaves it out unless asked."""
+    from environments.worldtravel.site import render_world
+    from environments.worldtravel.site.facts import modality_counts
+
+    return modality_counts(render_world(world))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON (the only format)")
     parser.add_argument("--data", type=Path, default=None)
     args = parser.parse_args(argv)
-    stats = summarize(read_world(args.data), read_scenarios(args.data))
+    stats = summarize(read_world(args.data), read_scenarios(args.data),
+                      sections={"fact_modalities": fact_modalities})
     print(json.dumps(stats, indent=1 if not args.json else None))
     return 0
 

@@ -280,6 +280,43 @@ class BrowserSession:
         await self.page.go_back(wait_until="load")
         return await self.status()
 
+    async def forward(self) -> str:
+        """Go forward in history."""
+        await self.page.go_forward(wait_until="load")
+        return await self.status()
+
+    # ------------------------------------------------------------------ tabs
+    def tabs(self) -> list[Page]:
+        """The open pages (tabs) of the context, in opening order."""
+        return list(self._context.pages) if self._context is not None else []
+
+    async def new_tab(self, url: str | None = None) -> str:
+        """Open a new tab (at ``url`` when given) and make it the active one."""
+        if self._context is None:
+            raise BrowserError("the browser is not running")
+        self._page = await self._context.new_page()
+        if url:
+            return await self.navigate(url)
+        return await self.status()
+
+    async def tab_focus(self, index: int) -> str:
+        """Make tab ``index`` (0-based, opening order) the active one."""
+        tabs = self.tabs()
+        if not 0 <= index < len(tabs):
+            raise BrowserError(f"no tab {index}: {len(tabs)} open")
+        self._page = tabs[index]
+        await self._page.bring_to_front()
+        return await self.status()
+
+    async def tab_close(self) -> str:
+        """Close the active tab; the last remaining one becomes active (a blank one if none)."""
+        if self._context is None:
+            raise BrowserError("the browser is not running")
+        await self.page.close()
+        tabs = self.tabs()
+        self._page = tabs[-1] if tabs else await self._context.new_page()
+        return await self.status()
+
     async def status(self) -> str:
         """One line: URL, title and scroll position."""
         page = self.page

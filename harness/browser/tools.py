@@ -10,10 +10,13 @@ Only a string key goes into the store, so the log stays serialisable.
 Tool sets: ``vision=True`` gives screenshots as images (``browser_screenshot``) and
 action results as status lines; ``vision=False`` gives the page's visible text and its
 accessibility tree instead. Both share navigate/click/type/scroll/back.
+:func:`browsergym_tools` is the BrowserGym-style alternative (actions by element id on an
+accessibility tree with ids, Set-of-Marks screenshots); the classic tools stay.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -247,3 +250,213 @@ def browser_tools(vision: bool = True) -> list[Tool]:
     if vision:
         return [*common, browser_screenshot()]
     return [*common, browser_read_text(), browser_accessibility_tree()]
+
+
+# ---------------------------------------------------------------------- BrowserGym style
+# Actions by element id (bid) with an accessibility-tree observation (and a Set-of-Marks
+# screenshot when ``vision``) after every step, named as BrowserGym names them, so agents
+# written for BrowserGym/WebArena fit. See :mod:`harness.browser.gym`.
+
+
+async def _step(
+    action: Callable[[BrowserSession], Awaitable[Any]], vision: bool
+) -> str | list[Any]:
+    """Run one action, then observe; an action error is reported in the observation."""
+    from harness.browser import gym
+
+    session = current_session()
+    error = ""
+    try:
+        await action(session)
+    except BrowserError as exc:
+        error = str(exc)
+    try:
+        obs = await gym.observe(session, som=vision, error=error)
+    except BrowserError as exc:
+        raise ToolError(str(exc)) from exc
+    if vision and obs.som_screenshot is not None:
+        return [ContentText(text=obs.text()), _image(obs.som_screenshot)]
+    return obs.text()
+
+
+def _gym_tools(vision: bool) -> list[Tool]:
+    from harness.browser import gym
+
+    @tool(name="noop")
+    def noop() -> Tool:
+        async def execute() -> str | list[Any]:
+            """Do nothing and observe the page (the first observation).
+
+            Returns:
+                URL, tabs and the accessibility tree with [bid] element ids.
+            """
+            return await _step(lambda s: asyncio.sleep(0), vision)
+
+        return execute
+
+    @tool(name="click")
+    def click() -> Tool:
+        async def execute(bid: str) -> str | list[Any]:
+            """Click an element.
+
+            Args:
+                bid: The element id shown as [bid] in the accessibility tree.
+
+            Returns:
+                The observation after the click.
+            """
+            return await _step(lambda s: gym.click(s, bid), vision)
+
+        return execute
+
+    @tool(name="fill")
+    def fill() -> Tool:
+        async def execute(bid: str, value: str) -> str | list[Any]:
+            """Fill a text field (replaces its content).
+
+            Args:
+                bid: The field's element id.
+                value: The text to put in.
+
+            Returns:
+                The observation afterwards.
+            """
+            return await _step(lambda s: gym.fill(s, bid, value), vision)
+
+        return execute
+
+    @tool(name="select_option")
+    def select_option() -> Tool:
+        async def execute(bid: str, options: str) -> str | list[Any]:
+            """Choose an option of a select element.
+
+            Args:
+                bid: The select element's id.
+                options: The option's value or visible label.
+
+            Returns:
+                The observation afterwards.
+            """
+            return await _step(lambda s: gym.select_option(s, bid, options), vision)
+
+        return execute
+
+    @tool(name="hover")
+    def hover() -> Tool:
+        async def execute(bid: str) -> str | list[Any]:
+            """Move the mouse over an element.
+
+            Args:
+                bid: The element id.
+
+            Returns:
+                The observation afterwards.
+            """
+            return await _step(lambda s: gym.hover(s, bid), vision)
+
+        return execute
+
+    @tool(name="scroll")
+    def scroll() -> Tool:
+        async def execute(delta_x: float, delta_y: float) -> str | list[Any]:
+            """Scroll the page by a number of pixels.
+
+            Args:
+                delta_x: Horizontal pixels (positive: right).
+                delta_y: Vertical pixels (positive: down).
+
+            Returns:
+                The observation afterwards.
+            """
+            return await _step(lambda s: gym.scroll(s, delta_x, delta_y), vision)
+
+        return execute
+
+    @tool(name="goto")
+    def goto() -> Tool:
+        async def execute(url: str) -> str | list[Any]:
+            """Open a URL of the site.
+
+            Args:
+                url: A path on the site (e.g. /index.html) or a full URL on the same site.
+
+            Returns:
+                The observation of the new page.
+            """
+            return await _step(lambda s: s.navigate(url), vision)
+
+        return execute
+
+    @tool(name="go_back")
+    def go_back() -> Tool:
+        async def execute() -> str | list[Any]:
+            """Go back to the previous page.
+
+            Returns:
+                The observation afterwards.
+            """
+            return await _step(lambda s: s.back(), vision)
+
+        return execute
+
+    @tool(name="go_forward")
+    def go_forward() -> Tool:
+        async def execute() -> str | list[Any]:
+            """Go forward in history.
+
+            Returns:
+                The observation afterwards.
+            """
+            return await _step(lambda s: s.forward(), vision)
+
+        return execute
+
+    @tool(name="new_tab")
+    def new_tab() -> Tool:
+        async def execute() -> str | list[Any]:
+            """Open a new, empty tab and switch to it.
+
+            Returns:
+                The observation of the new tab.
+            """
+            return await _step(lambda s: s.new_tab(), vision)
+
+        return execute
+
+    @tool(name="tab_focus")
+    def tab_focus() -> Tool:
+        async def execute(index: int) -> str | list[Any]:
+            """Switch to an open tab.
+
+            Args:
+                index: The tab's position (0-based) in the observation's tab list.
+
+            Returns:
+                The observation of that tab.
+            """
+            return await _step(lambda s: s.tab_focus(int(index)), vision)
+
+        return execute
+
+    @tool(name="tab_close")
+    def tab_close() -> Tool:
+        async def execute() -> str | list[Any]:
+            """Close the current tab (the last remaining tab becomes active).
+
+            Returns:
+                The observation afterwards.
+            """
+            return await _step(lambda s: s.tab_close(), vision)
+
+        return execute
+
+    return [
+        noop(), click(), fill(), select_option(), hover(), scroll(), goto(), go_back(),
+        go_forward(), new_tab(), tab_focus(), tab_close(),
+    ]
+
+
+def browsergym_tools(vision: bool = True) -> list[Tool]:
+    """The BrowserGym-style tool set: actions by bid; each returns the accessibility tree
+    with bids (and, with ``vision``, the Set-of-Marks screenshot as an image)."""
+    return _gym_tools(vision)

@@ -1,9 +1,10 @@
 """Write a rendered site to disk, and a per-process cache of it keyed by the world hash.
 
 Layout of an output directory: ``public/`` holds what the server may serve (pages, CSS,
-images); ``inventory.json`` (the fact inventory) sits beside it, never inside, so the agent
-cannot download the answer key. Rendering happens once per process and world: the
-benchmark asks :func:`ensure_site` for the directory in every sample.
+images); ``inventory.json`` (the fact inventory) and ``geometry.json`` (where each image
+fact was drawn) sit beside it, never inside, so the agent cannot download the answer key.
+Rendering happens once per process and world: the benchmark asks :func:`ensure_site`
+for the directory in every sample.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import shutil
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from environments.worldtravel.model import World
 from environments.worldtravel.site.facts import summary
@@ -21,11 +23,12 @@ from environments.worldtravel.site.render import SiteBuild, render_world, world_
 
 PUBLIC = "public"
 INVENTORY = "inventory.json"
+GEOMETRY = "geometry.json"
 SUMMARY = "summary.json"
 CACHE_ENV = "WORLDTRAVEL_SITE_CACHE"
 
 
-def write_site(world: World, out: Path) -> dict[str, int]:
+def write_site(world: World, out: Path) -> dict[str, Any]:
     """Render ``world`` into ``out`` (``public/`` + inventory); returns the summary."""
     build = render_world(world)
     write_files(build, out)
@@ -47,6 +50,8 @@ def write_files(build: SiteBuild, out: Path) -> None:
     (out / INVENTORY).write_text(
         json.dumps([asdict(f) for f in build.facts], separators=(",", ":")), encoding="utf-8"
     )
+    marks = {path: [asdict(m) for m in found] for path, found in build.marks.items()}
+    (out / GEOMETRY).write_text(json.dumps(marks, separators=(",", ":")), encoding="utf-8")
 
 
 def cache_root() -> Path:

@@ -10,7 +10,13 @@ at a PNG. What it cannot read it fills with an optimistic guess:
   (layout-only) -> every day; pets/smoking badges (layout-only) -> pets allowed,
   non-smoking;
 - check-in/out times painted in an image -> 00:00 / 23:59; timed-entry or seating
-  boards painted in an image -> walk in any time; booking lead in an image -> none.
+  grids painted in an image -> walk in any time; booking lead in an image -> none;
+  closure calendars drawn as images -> no closures; room rates drawn as a price chart ->
+  0 per night; door-to-door travel maps (every city, every origin) -> 0 minutes by any
+  mode and a taxi fare of 0.
+
+URLs carry slugs, not ids: the crawler reads each record's id from its page ("ID",
+"City code") and finds a hotel's rate and policy pages through the hotel page's links.
 
 Planning on the rebuilt world with the exact solver then shows how often these guesses
 break a plan in the real world (the crawler's feasibility in the README).
@@ -40,6 +46,7 @@ from environments.worldtravel.model import (
 
 UNKNOWN_CHECK_IN = 0
 UNKNOWN_CHECK_OUT = 23 * 60 + 59
+UNKNOWN_PRICE = 0
 
 
 class _Page(HTMLParser):
@@ -156,32 +163,33 @@ def _slots(page: _Page) -> list[int] | None:
     return [t for t in (parse_hhmm(c) for c in rows[0]) if t is not None]
 
 
-def _id_from(path: str) -> str:
-    return path.rsplit("/", 1)[-1].removesuffix(".html")
-
-
 def rebuild_world(public: Path, first_date: str, n_dates: int, seed: int = -1) -> World:
     """The world as the HTML reveals it (optimistic guesses where it does not)."""
     pages = crawl(public)
     dates = [add_days(first_date, i) for i in range(n_dates)]
-    cities, hotels, restaurants, attractions, links = [], [], [], [], []
+    city_pages, hotels, restaurants, attractions, links = [], [], [], [], []
     for path, page in sorted(pages.items()):
         parts = path.strip("/").split("/")
-        if parts[0] == "city" and len(parts) == 2:
-            cities.append(_city(pages, _id_from(path), page))
-        elif parts[0] == "hotel" and len(parts) == 2:
-            hotels.append(_hotel(pages, _id_from(path), page, dates))
-        elif parts[0] == "restaurant" and len(parts) == 2:
-            restaurants.append(_restaurant(_id_from(path), page))
-        elif parts[0] == "attraction" and len(parts) == 2:
-            attractions.append(_attraction(_id_from(path), page))
-        elif parts[0] == "link" and len(parts) == 2:
-            links.append(_link(_id_from(path), page))
-    # locations are matrix positions in each city's node order (the travel tables' rows)
+        if len(parts) != 2:
+            continue
+        if parts[0] == "city":
+            city_pages.append(page)
+        elif parts[0] == "hotel":
+            hotels.append(_hotel(pages, page, dates))
+        elif parts[0] == "restaurant":
+            restaurants.append(_restaurant(page))
+        elif parts[0] == "attraction":
+            attractions.append(_attraction(page))
+        elif parts[0] == "link":
+            links.append(_link(page))
+    cities = sorted((_city(p, hotels, restaurants, attractions) for p in city_pages),
+                    key=lambda c: c.id)
+    # locations are matrix positions in each city's node order
     where = {n: i for c in cities for i, n in enumerate(c.nodes)}
-    hotels = [_relocate(h, where) for h in hotels]
-    restaurants = [_relocate(r, where) for r in restaurants]
-    attractions = [_relocate(a, where) for a in attractions]
+    hotels = sorted((_relocate(h, where) for h in hotels), key=lambda r: r.id)
+    restaurants = sorted((_relocate(r, where) for r in restaurants), key=lambda r: r.id)
+    attractions = sorted((_relocate(a, where) for a in attractions), key=lambda r: r.id)
+    links.sort(key=lambda r: r.id)
     return World(seed, first_date, n_dates, cities, hotels, restaurants, attractions, links)
 
 
@@ -189,18 +197,11 @@ def _relocate(rec: Any, where: dict[str, int]) -> Any:
     return dataclasses.replace(rec, location=where[rec.id])
 
 
-def _city(pages: dict[str, _Page], cid: str, page: _Page) -> City:
-    nodes: list[str] = []
-    tables: dict[str, list[list[int]]] = {m: [] for m in MODES}
-    fares: list[list[int]] = []
-    first = pages.get(f"/city/{cid}/travel/{cid}-ST.html")
-    order = [r[0] for r in (first.tables["travel"][1:] if first else [])]
-    for origin in order:
-        rows = pages[f"/city/{cid}/travel/{origin}.html"].tables["travel"][1:]
-        nodes.append(origin)
-        for k, mode in enumerate(MODES):
-            tables[mode].append([_int(r[1 + k]) for r in rows])
-        fares.append([_int(r[4]) for r in rows])
+def _city(page: _Page, *groups: list[Any]) -> City:
+    """A city from its page; every travel time and taxi fare is image-only: guessed 0."""
+    cid = page.pairs["City code"]
+    station = page.pairs["Main station"]
+    nodes = [r.id for group in groups for r in group if r.city == cid] + [station]
     return City(
         id=cid,
         name=page.title,
@@ -208,17 +209,18 @@ def _city(pages: dict[str, _Page], cid: str, page: _Page) -> City:
         size_km=0.0,
         price_level=1.0,
         transit_fare=_int(page.pairs["Transit fare"]),
-        station=page.pairs["Main station"],
+        station=station,
         coords=[(0.0, 0.0)] * len(nodes),
         nodes=nodes,
-        times=tables,
-        taxi_fares=fares,
+        times={m: [[0] * len(nodes) for _ in nodes] for m in MODES},
+        taxi_fares=[[0] * len(nodes) for _ in nodes],
     )
 
 
-def _hotel(pages: dict[str, _Page], hid: str, page: _Page, dates: list[str]) -> Hotel:
+def _hotel(pages: dict[str, _Page], page: _Page, dates: list[str]) -> Hotel:
+    hid = page.pairs["ID"]
     prices: dict[str, list[int]] = {}
-    for path in [p for p in pages if p.startswith(f"/hotel/{hid}/rates-")]:
+    for path in [p for p in page.links if "/rates-" in p]:
         room = path.rsplit("rates-", 1)[1].removesuffix(".html")
         by_date = {}
         for row in pages[path].tables.get("calendar rates", []):
@@ -226,8 +228,9 @@ def _hotel(pages: dict[str, _Page], hid: str, page: _Page, dates: list[str]) -> 
                 bits = cell.split()
                 if len(bits) == 2 and bits[0] in dates:
                     by_date[bits[0]] = int(bits[1])
-        prices[room] = [by_date[d] for d in dates]
-    policy = pages.get(f"/hotel/{hid}/policy.html")
+        # a price chart (image) leaves the table empty: guess the cheapest possible night
+        prices[room] = [by_date.get(d, UNKNOWN_PRICE) for d in dates]
+    policy = next((pages[p] for p in page.links if p.endswith("/policy.html")), None)
     check_in = parse_hhmm(page.pairs.get("Check-in from"))
     check_out = parse_hhmm(page.pairs.get("Check-out by"))
     return Hotel(
@@ -247,7 +250,8 @@ def _hotel(pages: dict[str, _Page], hid: str, page: _Page, dates: list[str]) -> 
     )
 
 
-def _restaurant(rid: str, page: _Page) -> Restaurant:
+def _restaurant(page: _Page) -> Restaurant:
+    rid = page.pairs["ID"]
     meal = next((f for f in page.footnotes if "meal takes" in f), "")
     reservation = any("reservation required" in s for s in page.summaries)
     seatings = _slots(page) if reservation else []
@@ -268,7 +272,8 @@ def _restaurant(rid: str, page: _Page) -> Restaurant:
     )
 
 
-def _attraction(aid: str, page: _Page) -> Attraction:
+def _attraction(page: _Page) -> Attraction:
+    aid = page.pairs["ID"]
     lead = page.pairs.get("Book ahead", "")
     timed = _slots(page) if any(s == "Timed entry" for s in page.summaries) else []
     return Attraction(
@@ -287,7 +292,8 @@ def _attraction(aid: str, page: _Page) -> Attraction:
     )
 
 
-def _link(lid: str, page: _Page) -> Link:
+def _link(page: _Page) -> Link:
+    lid = page.pairs["ID"]
     fares = [r for r in page.tables.get("fares", [])[1:] if len(r) == 3]
     return Link(
         id=lid,

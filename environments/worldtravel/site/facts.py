@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter, deque
+from typing import Any
 
 from environments.worldtravel.model import World
-from environments.worldtravel.site.render import Fact, SiteBuild
+from environments.worldtravel.site.render import PRESENTATIONS, Fact, SiteBuild
 
 _REF = re.compile(rb"""(?:href|src)=["']([^"'#?]+)""")
 
@@ -93,18 +94,36 @@ def unreachable(build: SiteBuild) -> list[Fact]:
     ]
 
 
-def summary(world: World, build: SiteBuild) -> dict[str, int]:
-    """The CLI's JSON line: pages, image-only and layout-only facts, unreachable facts.
+def modality_counts(build: SiteBuild) -> dict[str, Any]:
+    """Per-fact modality counts: ``{"text", "layout", "image", "total", "by_medium"}``.
+
+    ``by_medium`` splits them by how they are shown: ``html``, ``css`` (layout) and each
+    image kind (``travel_map``, ``calendar``, ``price_chart``, ``slot_grid``, ``notice``).
+    """
+    kinds = Counter(f.presentation for f in build.facts)
+    media = Counter(f.medium for f in build.facts)
+    return {
+        **{p: kinds[p] for p in PRESENTATIONS},
+        "total": len(build.facts),
+        "by_medium": dict(sorted(media.items())),
+    }
+
+
+def summary(world: World, build: SiteBuild) -> dict[str, Any]:
+    """The CLI's JSON line: pages, images, facts by modality, unreachable facts.
 
     A checker fact that the inventory never recorded counts as unreachable too, so a
     renderer that silently drops a field cannot report zero.
     """
     recorded = {f.key for f in build.facts}
     missing = expected_facts(world) - recorded
-    kinds = Counter(f.presentation for f in build.facts)
+    counts = modality_counts(build)
     return {
         "pages": len(build.pages()),
-        "image_only_facts": kinds["image"],
-        "layout_only_facts": kinds["layout"],
+        "images": sum(p.endswith(".png") for p in build.files),
+        "text_facts": counts["text"],
+        "image_only_facts": counts["image"],
+        "layout_only_facts": counts["layout"],
+        "facts_by_medium": counts["by_medium"],
         "unreachable_facts": len(unreachable(build)) + len(missing),
     }

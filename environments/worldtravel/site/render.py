@@ -11,12 +11,17 @@ carries meaning, in three tiers that the fact inventory records for every checke
   opaque per-world token and whose label ("closed", "runs", "Pets allowed") is CSS
   generated content. A browser (screenshot or accessibility tree) shows it; the raw HTML
   does not say it;
-- ``image``: painted into a PNG (check-in/out notices, some timed-entry and seating
-  boards, some booking-lead notices): only vision recovers it.
+- ``image``: painted into a PNG with no text equivalent (see :mod:`.images`): every
+  city's door-to-door travel matrix (a map with a drawn matrix), every timed-entry and
+  seating board (a positional grid), half of the closure calendars, half of the hotels'
+  room-rate series (price-by-date bar charts), some check-in/out and booking-lead
+  notices: only vision recovers it.
 
-Which venue gets an image is a stable hash of its id, so the same world always renders
-the same bytes. Every link is root-absolute (``/hotel/AVA-H00.html``), so the site works
-behind any static server on any port.
+Navigation must be searched: URLs carry a per-world slug (a hash of the world and the
+record id), never the id, and there is no jump box; records are found through the city
+pages, the filtered and paginated listings and the links between pages. Which record gets
+an image is a stable hash of its id, so the same world always renders the same bytes.
+Every link is root-absolute, so the site works behind any static server on any port.
 """
 
 from __future__ import annotations
@@ -43,9 +48,10 @@ from environments.worldtravel.model import (
     weekday,
 )
 from environments.worldtravel.scenario import ROOM_CAPACITY
-from environments.worldtravel.site.images import text_board
+from environments.worldtravel.site import images
+from environments.worldtravel.site.glyphs import Mark
 
-RENDER_VERSION = "1"
+RENDER_VERSION = "2"
 PER_PAGE = 4
 RATING_FLOORS = ("0", "4.0", "4.5")
 TEMPLATES = Path(__file__).parent / "templates"
@@ -60,6 +66,7 @@ class Fact:
     page: str
     presentation: str
     asset: str | None = None
+    medium: str = "html"  # html, css (layout) or the image kind (see images.py)
 
 
 @dataclass
@@ -68,10 +75,11 @@ class SiteBuild:
 
     files: dict[str, bytes] = field(default_factory=dict)
     facts: list[Fact] = field(default_factory=list)
+    marks: dict[str, list[Mark]] = field(default_factory=dict)  # image path -> drawn parts
 
     def pages(self) -> list[str]:
-        """Paths of the HTML content pages (the ``/go/`` redirect stubs are not counted)."""
-        return [p for p in self.files if p.endswith(".html") and not p.startswith("/go/")]
+        """Paths of the HTML pages."""
+        return [p for p in self.files if p.endswith(".html")]
 
 
 def world_hash(world: World) -> str:
@@ -86,6 +94,30 @@ def picked(item_id: str, salt: str, modulo: int) -> bool:
     """Deterministic 1-in-``modulo`` choice by id (which facts become images)."""
     digest = hashlib.md5(f"{salt}:{item_id}".encode()).digest()
     return digest[0] % modulo == 0
+
+
+def slug(token: str, item_id: str) -> str:
+    """The URL slug of a record: a hash of the world token and the id (not guessable)."""
+    return hashlib.sha1(f"{token}/{item_id}".encode()).hexdigest()[:10]
+
+
+def display_names(world: World) -> dict[str, str]:
+    """Record id -> the name the site shows, unique per city and kind.
+
+    Generated names repeat ("Delta Market" twice in Brisa); the request names places
+    instead of giving ids, so repeats get a district suffix in id order ("Delta Market,
+    North Quay") that the site shows everywhere the name appears.
+    """
+    districts = ("Old Town", "North Quay", "Hillside", "Riverside", "East Gate", "Westend")
+    names: dict[str, str] = {c.id: c.name for c in world.cities}
+    groups: tuple[list[Any], ...] = (world.hotels, world.restaurants, world.attractions)
+    for group in groups:
+        seen: dict[tuple[str, str], int] = {}
+        for rec in sorted(group, key=lambda r: r.id):
+            n = seen.get((rec.city, rec.name), 0)
+            seen[(rec.city, rec.name)] = n + 1
+            names[rec.id] = rec.name if n == 0 else f"{rec.name}, {districts[(n - 1) % 6]}"
+    return names
 
 
 def state_classes(token: str) -> dict[str, str]:
@@ -111,6 +143,7 @@ class _Renderer:
         self.w = world
         self.token = world_hash(world)
         self.cls = state_classes(self.token)
+        self.names = display_names(world)
         self.env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(TEMPLATES)),
             autoescape=jinja2.select_autoescape(["html"]),
@@ -125,12 +158,27 @@ class _Renderer:
         html = self.env.get_template(template).render(title=title, **ctx)
         self.out.files[path] = html.encode()
 
-    def fact(self, key: str, page: str, presentation: str, asset: str | None = None) -> None:
-        self.out.facts.append(Fact(key, page, presentation, asset))
+    def fact(
+        self,
+        key: str,
+        page: str,
+        presentation: str,
+        asset: str | None = None,
+        medium: str | None = None,
+    ) -> None:
+        if medium is None:
+            medium = {"text": "html", "layout": "css"}.get(presentation, "image")
+        self.out.facts.append(Fact(key, page, presentation, asset, medium))
 
-    def image(self, path: str, title: str, lines: list[str]) -> str:
-        self.out.files[path] = text_board(title, lines)
+    def image(self, name: str, drawn: images.Drawn) -> str:
+        """Store a drawn image under a slug path; returns the path."""
+        path = f"/img/{slug(self.token, name)}.png"
+        self.out.files[path] = drawn.png
+        self.out.marks[path] = drawn.marks
         return path
+
+    def s(self, item_id: str) -> str:
+        return slug(self.token, item_id)
 
     def weeks(self, cell: Any) -> list[list[Any]]:
         """Calendar rows (Mon..Sun) of ``cell(date)`` values, padded with None."""
@@ -139,12 +187,33 @@ class _Renderer:
         cells += [None] * (-len(cells) % 7)
         return [cells[i : i + 7] for i in range(0, len(cells), 7)]
 
+    # ------------------------------------------------------------------ urls
+    def city_url(self, cid: str) -> str:
+        return f"/city/{self.s(cid)}.html"
+
+    def href(self, item_id: str) -> str:
+        rec = self.w.get(item_id)
+        if isinstance(rec, Hotel):
+            return f"/hotel/{self.s(item_id)}.html"
+        if isinstance(rec, Restaurant):
+            return f"/restaurant/{self.s(item_id)}.html"
+        if isinstance(rec, Attraction):
+            return f"/attraction/{self.s(item_id)}.html"
+        if isinstance(rec, Link):
+            return f"/link/{self.s(item_id)}.html"
+        return self.city_url(item_id.split("-")[0])
+
+    def route_url(self, o: str, d: str) -> str:
+        return f"/route/{self.s(o + '>' + d)}.html"
+
     # ------------------------------------------------------------------ pages
     def render(self) -> SiteBuild:
         w = self.w
         css = self.env.get_template("site.css").render(c=self.cls)
         self.out.files["/static/site.css"] = css.encode()
-        self.page("/index.html", "index.html", "Wayfarer: five cities", cities=w.cities)
+        cities = [{"href": self.city_url(c.id), "name": c.name, "description": c.description}
+                  for c in w.cities]
+        self.page("/index.html", "index.html", "Wayfarer: five cities", cities=cities)
         self.simple_pages()
         for city in w.cities:
             self.city(city)
@@ -155,7 +224,6 @@ class _Renderer:
         for a in w.attractions:
             self.venue(a, "attraction")
         self.transport()
-        self.goto_pages()
         return self.out
 
     def simple_pages(self) -> None:
@@ -164,7 +232,8 @@ class _Renderer:
             "<p>Calendars: <span class='{open}'>date</span> · <span class='{closed}'>date</span>"
             "</p><p>Timetables: <span class='{run}'></span> · <span class='{norun}'></span></p>"
             "<p>Transit is a flat fare per ride; taxis are priced per trip; walking is free."
-            " Rooms are priced per night of arrival.</p>"
+            " Rooms are priced per night of arrival. Travel maps give door-to-door minutes by"
+            " mode and the taxi fare; entry grids mark bookable start times.</p>"
         ).format(**c)
         self.page(
             "/policies.html",
@@ -175,79 +244,91 @@ class _Renderer:
 
     def city(self, city: Any) -> None:
         cid = city.id
+        base = f"/city/{self.s(cid)}"
         crumbs = [("/index.html", "Home")]
         self.page(
-            f"/city/{cid}.html",
+            f"{base}.html",
             "city.html",
             city.name,
             city=city,
-            nodes=city.nodes,
+            base=base,
+            travel=[(f"{base}/travel/{self.s(n)}.html", self.place_label(n)) for n in city.nodes],
             dates=self.dates,
             crumbs=crumbs,
         )
-        self.fact(f"{cid}.station", f"/city/{cid}.html", "text")
-        self.fact(f"{cid}.transit_fare", f"/city/{cid}.html", "text")
-        crumbs = [*crumbs, (f"/city/{cid}.html", city.name)]
+        self.fact(f"{cid}.station", f"{base}.html", "text")
+        self.fact(f"{cid}.transit_fare", f"{base}.html", "text")
+        crumbs = [*crumbs, (f"{base}.html", city.name)]
         for i, origin in enumerate(city.nodes):
+            key = f"{cid}.travel.{origin}"
             rows = [
-                {
-                    "id": dest,
-                    "href": self.href(dest),
-                    "walk": city.times["walk"][i][j],
-                    "transit": city.times["transit"][i][j],
-                    "taxi": city.times["taxi"][i][j],
-                    "fare": city.taxi_fares[i][j],
-                }
+                (
+                    dest,
+                    {
+                        "walk": city.times["walk"][i][j],
+                        "transit": city.times["transit"][i][j],
+                        "taxi": city.times["taxi"][i][j],
+                        "fare": city.taxi_fares[i][j],
+                    },
+                )
                 for j, dest in enumerate(city.nodes)
             ]
-            path = f"/city/{cid}/travel/{origin}.html"
+            asset = self.image(
+                key,
+                images.travel_map(key, f"FROM {origin}", list(city.coords), i, rows),
+            )
+            path = f"{base}/travel/{self.s(origin)}.html"
             self.page(
                 path,
                 "travel.html",
-                f"Getting around from {origin}",
+                f"Getting around from {self.place_label(origin)}",
                 origin=origin,
                 fare=city.transit_fare,
-                rows=rows,
+                image=asset,
+                places=[(self.href(d), self.place_label(d), d) for d in city.nodes],
                 crumbs=crumbs,
             )
-            self.fact(f"{cid}.travel.{origin}", path, "text")
+            self.fact(key, path, "image", asset, "travel_map")
         hotels = [h for h in self.w.hotels if h.city == cid]
         for k, date in enumerate(self.dates):
-            rows = [
-                {"id": h.id, "prices": [h.prices[r][k] if r in h.prices else "—" for r in ROOMS]}
+            night_rows = [
+                {
+                    "href": self.href(h.id),
+                    "name": self.names[h.id],
+                    "prices": [
+                        ("chart" if charted(h.id) else h.prices[r][k]) if r in h.prices else "—"
+                        for r in ROOMS
+                    ],
+                }
                 for h in hotels
             ]
             self.page(
-                f"/city/{cid}/nights/{date}.html",
+                f"{base}/nights/{date}.html",
                 "nights.html",
                 f"{city.name} hotel rates, {date}",
                 date=date,
                 weekday=WEEKDAYS[weekday(date)],
                 rooms=ROOMS,
-                rows=rows,
+                rows=night_rows,
                 crumbs=crumbs,
-                prev=f"/city/{cid}/nights/{self.dates[k - 1]}.html" if k else None,
-                next=f"/city/{cid}/nights/{self.dates[k + 1]}.html"
+                prev=f"{base}/nights/{self.dates[k - 1]}.html" if k else None,
+                next=f"{base}/nights/{self.dates[k + 1]}.html"
                 if k + 1 < len(self.dates)
                 else None,
             )
         self.listings(city, crumbs)
 
-    def href(self, item_id: str) -> str:
-        rec = self.w.get(item_id)
-        if isinstance(rec, Hotel):
-            return f"/hotel/{item_id}.html"
-        if isinstance(rec, Restaurant):
-            return f"/restaurant/{item_id}.html"
-        if isinstance(rec, Attraction):
-            return f"/attraction/{item_id}.html"
-        return f"/city/{item_id.split('-')[0]}.html"
+    def place_label(self, node: str) -> str:
+        """A travel-table place: the record's display name (the station by its city)."""
+        if node.endswith("-ST"):
+            return f"{self.names[node.split('-')[0]]} main station"
+        return self.names.get(node, node)
 
     # ------------------------------------------------------------------ listings
     def listings(self, city: Any, crumbs: list[tuple[str, str]]) -> None:
         cid = city.id
         hotels = [h for h in self.w.hotels if h.city == cid]
-        base = f"/city/{cid}/hotels"
+        base = f"/city/{self.s(cid)}/hotels"
         for room in ("any", *ROOMS):
             for floor in RATING_FLOORS:
                 for sort in ("rating", "price"):
@@ -264,8 +345,8 @@ class _Renderer:
                     items.sort(key=lambda h: (-h.rating if sort == "rating" else cheapest(h), h.id))
                     rows = [
                         {
-                            "href": f"/hotel/{h.id}.html",
-                            "name": f"{h.name} ({h.id})",
+                            "href": self.href(h.id),
+                            "name": self.names[h.id],
                             "cells": [h.stars, h.rating, f"from {cheapest(h)}"],
                         }
                         for h in items
@@ -310,7 +391,7 @@ class _Renderer:
                 for v in (self.w.restaurants if kind == "restaurants" else self.w.attractions)
                 if v.city == cid
             ]
-            base = f"/city/{cid}/{kind}"
+            base = f"/city/{self.s(cid)}/{kind}"
             for opt in ("any", *options):
                 for sort in ("rating", "price"):
                     chosen: list[Any] = [
@@ -320,8 +401,8 @@ class _Renderer:
                     single = "restaurant" if kind == "restaurants" else "attraction"
                     rows = [
                         {
-                            "href": f"/{single}/{v.id}.html",
-                            "name": f"{v.name} ({v.id})",
+                            "href": self.href(v.id),
+                            "name": self.names[v.id],
                             "cells": [getattr(v, attr), v.price, v.rating],
                         }
                         for v in chosen
@@ -379,22 +460,33 @@ class _Renderer:
 
     # ------------------------------------------------------------------ details
     def hotel(self, h: Hotel) -> None:
-        path = f"/hotel/{h.id}.html"
-        crumbs = [("/index.html", "Home"), (f"/city/{h.city}.html", h.city)]
+        path = self.href(h.id)
+        stem = path.removesuffix(".html")
+        name = self.names[h.id]
+        city_url = self.city_url(h.city)
+        crumbs = [("/index.html", "Home"), (city_url, self.names[h.city])]
         image = None
         if picked(h.id, "checkin", 3):
-            image = self.image(
-                f"/img/{h.id}-desk.png",
-                "Front desk",
-                [f"Check-in from {hhmm(h.check_in)}", f"Check-out by {hhmm(h.check_out)}"],
+            key = f"{h.id}.check_in"
+            drawn = images.notice(
+                key,
+                "FRONT DESK",
+                [("check_in", "CHECK-IN FROM", hhmm(h.check_in)),
+                 ("check_out", "CHECK-OUT BY", hhmm(h.check_out))],
             )
+            for m in drawn.marks:
+                m.key = f"{h.id}.{m.part}"
+            image = self.image(key, drawn)
         c = self.cls
+        travel = f"/city/{self.s(h.city)}/travel/{self.s(h.id)}.html"
         self.page(
             path,
             "hotel.html",
-            h.name,
+            name,
             h=h,
-            rooms=sorted(h.prices),
+            rooms=[(f"{stem}/rates-{r}.html", r) for r in sorted(h.prices)],
+            policy=f"{stem}/policy.html",
+            travel=travel,
             check_in=hhmm(h.check_in),
             check_out=hhmm(h.check_out),
             checkin_image=image,
@@ -405,61 +497,82 @@ class _Renderer:
         for key in ("rating", "min_nights"):
             self.fact(f"{h.id}.{key}", path, "text")
         for key in ("check_in", "check_out"):
-            self.fact(f"{h.id}.{key}", path, "image" if image else "text", image)
+            self.fact(f"{h.id}.{key}", path, "image" if image else "text", image,
+                      "notice" if image else None)
         for key in ("pets", "smoking"):
             self.fact(f"{h.id}.{key}", path, "layout")
-        crumbs = [*crumbs, (path, h.name)]
-        policy = f"/hotel/{h.id}/policy.html"
-        self.page(policy, "hotel_policy.html", f"{h.name}: house rules", h=h, crumbs=crumbs)
+        crumbs = [*crumbs, (path, name)]
+        policy = f"{stem}/policy.html"
+        self.page(policy, "hotel_policy.html", f"{name}: house rules", h=h, back=path,
+                  crumbs=crumbs)
         self.fact(f"{h.id}.cancellation", policy, "text")
         index = {d: i for i, d in enumerate(self.dates)}
+        chart = charted(h.id)
         for room, prices in sorted(h.prices.items()):
-            rates = f"/hotel/{h.id}/rates-{room}.html"
+            rates = f"{stem}/rates-{room}.html"
+            key = f"{h.id}.prices.{room}"
+            asset = None
+            if chart:
+                asset = self.image(
+                    key,
+                    images.price_chart(key, f"{room} ROOM PER NIGHT", self.dates,
+                                       weekday(self.dates[0]), prices),
+                )
             self.page(
                 rates,
                 "rates.html",
-                f"{h.name}: {room} room rates",
+                f"{name}: {room} room rates",
                 room=room,
                 capacity=ROOM_CAPACITY[room],
                 weekdays=WEEKDAYS,
+                chart=asset,
                 crumbs=crumbs,
                 weeks=self.weeks(lambda d, p=prices: {"date": d, "price": p[index[d]]}),
             )
-            self.fact(f"{h.id}.prices.{room}", rates, "text")
+            self.fact(key, rates, "image" if asset else "text", asset,
+                      "price_chart" if asset else None)
 
     def venue(self, v: Restaurant | Attraction, kind: str) -> None:
-        path = f"/{kind}/{v.id}.html"
-        calendar = f"/{kind}/{v.id}/calendar.html"
-        crumbs = [("/index.html", "Home"), (f"/city/{v.city}.html", v.city)]
+        path = self.href(v.id)
+        stem = path.removesuffix(".html")
+        name = self.names[v.id]
+        calendar = f"{stem}/calendar.html"
+        city_url = self.city_url(v.city)
+        crumbs = [("/index.html", "Home"), (city_url, self.names[v.city])]
         hours = [(WEEKDAYS[i], spans_text(v.hours[i])) for i in range(7)]
         slots: list[int] = []
         slot_label = None
         if isinstance(v, Restaurant) and v.reservation:
-            slots, slot_label = v.seatings, "Seatings (reservation required)"
+            slots, slot_label, slot_key = v.seatings, "Seatings (reservation required)", "seatings"
         elif isinstance(v, Attraction) and v.timed_entry:
-            slots, slot_label = v.timed_entry, "Timed entry"
+            slots, slot_label, slot_key = v.timed_entry, "Timed entry", "timed_entry"
+        else:
+            slot_key = "seatings" if isinstance(v, Restaurant) else "timed_entry"
         slot_image = None
-        if slots and picked(v.id, "slots", 2):
-            times = [hhmm(t) for t in slots]
-            lines = [" · ".join(times[i : i + 5]) for i in range(0, len(times), 5)]
-            slot_image = self.image(f"/img/{v.id}-slots.png", slot_label or "", lines)
+        if slots:
+            key = f"{v.id}.{slot_key}"
+            title = "SEATINGS" if slot_key == "seatings" else "TIMED ENTRY"
+            slot_image = self.image(key, images.slot_grid(key, title, slots))
         lead, lead_image = None, None
         if isinstance(v, Attraction):
             if v.booking_lead_days and picked(v.id, "lead", 2):
+                key = f"{v.id}.booking_lead_days"
                 lead_image = self.image(
-                    f"/img/{v.id}-lead.png", "Booking notice", [lead_text(v.booking_lead_days)]
+                    key,
+                    images.notice(key, "BOOKING NOTICE",
+                                  [("days", "BOOK AHEAD DAYS:", str(v.booking_lead_days))]),
                 )
             else:
                 lead = lead_text(v.booking_lead_days)
         self.page(
             path,
             "venue.html",
-            v.name,
+            name,
             v=v,
             kind=kind,
             hours=hours,
             calendar=calendar,
-            slots=[hhmm(t) for t in slots],
+            travel=f"/city/{self.s(v.city)}/travel/{self.s(v.id)}.html",
             slot_label=slot_label,
             slot_image=slot_image,
             lead_text=lead,
@@ -469,31 +582,41 @@ class _Renderer:
         keys = ["rating", "price", "hours"]
         if isinstance(v, Restaurant):
             keys += ["cuisine", "meal_minutes"]
-            slot_key = "seatings"
         else:
             keys += ["category", "visit_minutes"]
-            slot_key = "timed_entry"
             self.fact(
-                f"{v.id}.booking_lead_days", path, "image" if lead_image else "text", lead_image
+                f"{v.id}.booking_lead_days", path, "image" if lead_image else "text", lead_image,
+                "notice" if lead_image else None,
             )
         for key in keys:
             self.fact(f"{v.id}.{key}", path, "text")
-        self.fact(f"{v.id}.{slot_key}", path, "image" if slot_image else "text", slot_image)
+        self.fact(f"{v.id}.{slot_key}", path, "image" if slot_image else "text", slot_image,
+                  "slot_grid" if slot_image else None)
         c = self.cls
         closed = set(v.closures)
+        cal_image = None
+        if picked(v.id, "calendar", 2):
+            key = f"{v.id}.closures"
+            cal_image = self.image(
+                key,
+                images.calendar(key, "OPENING CALENDAR", self.dates, weekday(self.dates[0]),
+                                closed),
+            )
         self.page(
             calendar,
             "calendar.html",
-            f"{v.name}: calendar",
-            name=v.name,
+            f"{name}: calendar",
+            name=name,
             back=path,
             weekdays=WEEKDAYS,
             open_class=c["open"],
             closed_class=c["closed"],
-            crumbs=[*crumbs, (path, v.name)],
+            image=cal_image,
+            crumbs=[*crumbs, (path, name)],
             weeks=self.weeks(lambda d: {"date": d, "cls": c["closed" if d in closed else "open"]}),
         )
-        self.fact(f"{v.id}.closures", calendar, "layout")
+        self.fact(f"{v.id}.closures", calendar, "image" if cal_image else "layout", cal_image,
+                  "calendar" if cal_image else None)
 
     # ------------------------------------------------------------------ transport
     def transport(self) -> None:
@@ -501,7 +624,10 @@ class _Renderer:
         pairs = sorted({(x.origin, x.destination) for x in self.w.links})
         body = (
             "<ul class='cols'>"
-            + "".join(f"<li><a href='/route/{o}-{d}.html'>{o} → {d}</a></li>" for o, d in pairs)
+            + "".join(
+                f"<li><a href='{self.route_url(o, d)}'>{self.names[o]} → {self.names[d]}</a></li>"
+                for o, d in pairs
+            )
             + "</ul>"
         )
         self.page(
@@ -520,6 +646,7 @@ class _Renderer:
             rows = [
                 {
                     "id": x.id,
+                    "href": self.href(x.id),
                     "depart": hhmm(x.depart),
                     "arrive": hhmm(x.arrive),
                     "mode": x.mode,
@@ -527,16 +654,16 @@ class _Renderer:
                 }
                 for x in links
             ]
-            route = f"/route/{o}-{d}.html"
+            route = self.route_url(o, d)
+            stem = route.removesuffix(".html")
+            title = f"{self.names[o]} to {self.names[d]}"
             self.page(
                 route,
                 "route.html",
-                f"{o} to {d}",
-                origin=o,
-                destination=d,
+                title,
                 rows=rows,
                 weekdays=WEEKDAYS,
-                dates=self.dates,
+                dates=[(f"{stem}/{date}.html", date) for date in self.dates],
                 crumbs=crumbs,
             )
             for k, date in enumerate(self.dates):
@@ -544,6 +671,7 @@ class _Renderer:
                 day_rows = [
                     {
                         "id": x.id,
+                        "href": self.href(x.id),
                         "depart": hhmm(x.depart),
                         "arrive": hhmm(x.arrive),
                         "economy": x.prices.get("economy", "—"),
@@ -552,25 +680,25 @@ class _Renderer:
                     }
                     for x in links
                 ]
-                stem = f"/route/{o}-{d}"
                 self.page(
                     f"{stem}/{date}.html",
                     "route_date.html",
-                    f"{o} to {d} on {date}",
-                    origin=o,
-                    destination=d,
+                    f"{title} on {date}",
+                    route=route,
                     rows=day_rows,
-                    crumbs=[*crumbs, (route, f"{o}-{d}")],
+                    crumbs=[*crumbs, (route, title)],
                     prev=f"{stem}/{self.dates[k - 1]}.html" if k else None,
                     next=f"{stem}/{self.dates[k + 1]}.html" if k + 1 < len(self.dates) else None,
                 )
             for x in links:
-                path = f"/link/{x.id}.html"
+                path = self.href(x.id)
                 self.page(
                     path,
                     "link.html",
                     f"{x.mode.capitalize()} {x.id}",
                     l=x,
+                    origin=self.names[x.origin],
+                    destination=self.names[x.destination],
                     depart=hhmm(x.depart),
                     arrive=hhmm(x.arrive),
                     fares=[
@@ -580,28 +708,17 @@ class _Renderer:
                     days=[
                         (WEEKDAYS[i], c["run" if r else "norun"]) for i, r in enumerate(x.weekdays)
                     ],
-                    crumbs=[*crumbs, (route, f"{o}-{d}")],
+                    route=route,
+                    crumbs=[*crumbs, (route, title)],
                 )
                 for key in ("route", "mode", "depart", "arrive", "prices"):
                     self.fact(f"{x.id}.{key}", path, "text")
                 self.fact(f"{x.id}.weekdays", path, "layout")
 
-    def goto_pages(self) -> None:
-        """``/go/<id>.html`` redirects, the target of the header's Go-to-ID box."""
-        ids = [
-            *(c.id for c in self.w.cities),
-            *(h.id for h in self.w.hotels),
-            *(r.id for r in self.w.restaurants),
-            *(a.id for a in self.w.attractions),
-            *(x.id for x in self.w.links),
-        ]
-        for item_id in ids:
-            rec = self.w.get(item_id)
-            target = f"/link/{item_id}.html" if isinstance(rec, Link) else self.href(item_id)
-            self.out.files[f"/go/{item_id}.html"] = (
-                f'<!doctype html><meta http-equiv="refresh" content="0; url={target}">'
-                f'<title>{item_id}</title><a href="{target}">{item_id}</a>'
-            ).encode()
+
+def charted(hotel_id: str) -> bool:
+    """Whether a hotel's room rates are shown only as price-by-date bar charts."""
+    return picked(hotel_id, "chart", 2)
 
 
 def _markup(text: str) -> Any:

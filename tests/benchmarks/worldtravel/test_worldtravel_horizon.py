@@ -24,3 +24,18 @@ def test_no_horizon_without_a_decline() -> None:
     assert planning_horizon([5], [1.0]) is None  # one scenario: nothing to fit
     rising = [0.0 if n < 15 else 1.0 for n in COUNTS]
     assert planning_horizon(COUNTS, rising) is None
+
+
+def test_horizon_within_each_trip_length() -> None:
+    """Pooled and per-length fits: a decline with count inside every length is found in
+    each, and a length with no decline reports none."""
+    from benchmarks.worldtravel.analysis import horizon_by_days
+
+    days = [1 + k % 2 for k in range(len(COUNTS))]
+    falling = [1.0 if (n < 15 if d == 1 else n < 20) else 0.0 for n, d in zip(COUNTS, days,
+                                                                           strict=True)]
+    out = horizon_by_days(COUNTS, days, falling)
+    assert set(out) == {"pooled", "1d", "2d"}
+    assert out["1d"] is not None and out["2d"] is not None and out["1d"] < out["2d"]
+    flat = [1.0 if d == 2 else f for f, d in zip(falling, days, strict=True)]
+    assert horizon_by_days(COUNTS, days, flat)["2d"] is None

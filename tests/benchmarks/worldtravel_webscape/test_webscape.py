@@ -42,13 +42,46 @@ def test_same_scenarios_and_scorer_as_the_text_benchmark() -> None:
     web, text = worldtravel_webscape(), worldtravel()
     assert [s.id for s in web.dataset] == [s.id for s in text.dataset]
     assert len(web.dataset) == 150
-    assert [s.input for s in web.dataset] == [s.input for s in text.dataset]
     from harness.inspect_compat import registry_info_name
 
-    assert [registry_info_name(s) for s in web.scorer or []] == [
-        registry_info_name(s) for s in text.scorer or []
-    ]
+    web_scorers = [registry_info_name(s) for s in web.scorer or []]
+    text_scorers = [registry_info_name(s) for s in text.scorer or []]
+    assert web_scorers[: len(text_scorers)] == text_scorers  # the same checker, plus perception
+    assert web_scorers[-1].endswith("webscape_perception")
     assert web.cleanup is not None and web.setup is not None
+
+
+def test_webscape_prompt_names_places_and_holds_no_record_ids() -> None:
+    import re
+
+    from environments.worldtravel.store import shipped_world
+
+    world = shipped_world()
+    ids = [r.id for g in (world.hotels, world.restaurants, world.attractions, world.links)
+           for r in g] + [c.station for c in world.cities]
+    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, ids)) + r")\b")
+    web, text = worldtravel_webscape(), worldtravel()
+    for w in web.dataset:
+        body = str(w.input).split("Submit ONE JSON object")[0]  # the schema's examples aside
+        assert not pattern.search(body), (w.id, pattern.search(body))
+        assert str(w.input).startswith(f"Scenario ID: {w.id}")
+        assert "Submit ONE JSON object" in str(w.input)
+    assert any(pattern.search(str(t.input)) for t in text.dataset)  # the text one has ids
+
+
+# max_constraints=8 keeps the two smallest scenarios (1-day trips with 8 constraints)
+
+
+def test_interface_and_agent_options() -> None:
+    from harness.inspect_compat import registry_info_name
+
+    gym = worldtravel_webscape(interface="browsergym", agent="browse", max_constraints=8)
+    assert gym.metadata is not None and gym.metadata["interface"] == "browsergym"
+    assert "browse_agent" in registry_info_name(gym.solver)
+    with pytest.raises(ValueError, match="interface"):
+        worldtravel_webscape(interface="selenium")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="agent"):
+        worldtravel_webscape(agent="human")  # type: ignore[arg-type]
 
 
 def test_vision_flag_and_filters() -> None:
@@ -79,7 +112,7 @@ def _crash(
 @has_chromium
 @pytest.mark.parametrize("vision", [True, False])
 def test_oracle_is_feasible_and_browsers_are_closed(vision: bool, tmp_path: Path) -> None:
-    task = worldtravel_webscape(vision=vision, max_constraints=6)
+    task = worldtravel_webscape(vision=vision, max_constraints=8)
     task.dataset = task.dataset[:2]
     [log] = eval(task, model="scripted/webscape-oracle", log_dir=str(tmp_path), display="none")
     assert log.status == "success" and log.samples
@@ -97,8 +130,32 @@ def test_oracle_is_feasible_and_browsers_are_closed(vision: bool, tmp_path: Path
 @pytest.mark.browser
 @pytest.mark.slow
 @has_chromium
+def test_browse_agent_reads_text_and_layout_but_not_images(tmp_path: Path) -> None:
+    """The text-only browsing agent on one scenario: every text and layout fact it relied
+    on is right, image facts are wrong, so the plan fails on perception, not planning."""
+    task = worldtravel_webscape(vision=False, agent="browse", interface="browsergym")
+    task.dataset = task.dataset.filter(lambda s: s.id == "wt-s0-005")
+    [log] = eval(task, model="scripted/webscape-oracle", log_dir=str(tmp_path), display="none")
+    assert log.status == "success" and log.samples
+    [sample] = log.samples
+    assert sample.scores is not None
+    check, seen = sample.scores["worldtravel_checker"], sample.scores["webscape_perception"]
+    meta = seen.metadata or {}
+    assert meta["browse_error"] is None and meta["steps"] > 50 and meta["pages_visited"] > 50
+    assert sample.metadata["browse"]["actions"]["click"] > 5  # pagination and collapsed tabs
+    assert meta["by_modality"]["text"] == 1.0 and meta["by_modality"]["image"] < 1.0
+    assert isinstance(check.value, dict) and check.value["feasible"] == 0.0
+    assert all(k.split(".", 1)[1].startswith(("travel", "seatings", "timed_entry"))
+               or ".prices." in k or k.endswith(("check_in", "check_out", "closures"))
+               for k in meta["misread"])
+    assert open_sessions() == 0
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@has_chromium
 def test_browser_is_closed_when_the_sample_errors(tmp_path: Path) -> None:
-    task = worldtravel_webscape(vision=False, max_constraints=6)
+    task = worldtravel_webscape(vision=False, max_constraints=8)
     task.dataset = task.dataset[:1]
     [log] = eval(
         task,

@@ -84,16 +84,22 @@ def test_image_only_facts_are_not_in_the_html(build: SiteBuild) -> None:
 
 def test_layout_only_facts_live_in_css_not_html(build: SiteBuild) -> None:
     world = shipped_world()
-    venue = next(r for r in world.restaurants if r.closures)
-    html = build.files[f"/restaurant/{venue.id}/calendar.html"].decode()
+    fact = next(
+        f for f in build.facts
+        if f.key.endswith(".closures") and f.presentation == "layout"
+        and world.get(f.key.split(".")[0]).closures  # type: ignore[union-attr]
+    )
+    venue = world.get(fact.key.split(".")[0])
+    assert venue is not None and not isinstance(venue, type(world.hotels[0]))
+    html = build.files[fact.page].decode()
     assert "closed" not in html.split("<main>")[1]
     css = build.files["/static/site.css"].decode()
     closed_class = re.search(r"\.(k[0-9a-f]{6})::after \{ content: \" closed\"", css)
     assert closed_class is not None
-    for date in venue.closures:
+    for date in venue.closures:  # type: ignore[union-attr]
         assert f'<td class="{closed_class.group(1)}">{date}</td>' in html
-    hotel = world.hotels[0]
-    hotel_html = build.files[f"/hotel/{hotel.id}.html"].decode()
+    hotel_page = next(f.page for f in build.facts if f.key == f"{world.hotels[0].id}.pets")
+    hotel_html = build.files[hotel_page].decode()
     assert "Pets allowed" not in hotel_html and "No pets" not in hotel_html
 
 
@@ -118,10 +124,15 @@ def test_ensure_site_renders_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 def test_cli_prints_the_summary_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--out", str(tmp_path), "--json"]) == 0
     line = json.loads(capsys.readouterr().out)
-    assert list(line) == ["pages", "image_only_facts", "layout_only_facts", "unreachable_facts"]
+    assert list(line) == [
+        "pages", "images", "text_facts", "image_only_facts", "layout_only_facts",
+        "facts_by_medium", "unreachable_facts",
+    ]
     assert line["unreachable_facts"] == 0
-    html = list((tmp_path / PUBLIC).rglob("*.html"))
-    assert len([p for p in html if "/go/" not in str(p)]) == line["pages"]
+    assert len(list((tmp_path / PUBLIC).rglob("*.html"))) == line["pages"]
+    assert len(list((tmp_path / PUBLIC).rglob("*.png"))) == line["images"]
+    assert (tmp_path / "geometry.json").is_file()
+    assert not (tmp_path / PUBLIC / "geometry.json").exists()
 
 
 def test_environment_does_not_import_inspect() -> None:
