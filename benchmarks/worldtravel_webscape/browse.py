@@ -43,6 +43,8 @@ from environments.worldtravel.site.crawler import (
     UNKNOWN_CHECK_OUT,
     UNKNOWN_PRICE,
     crawler_plan,
+    read_int,
+    read_spans,
 )
 from environments.worldtravel.store import scenario_index, shipped_world
 from harness.browser import browsergym_tools
@@ -147,23 +149,6 @@ class Browser:
         return await self.act("click", bid=node.bid)
 
 
-def _int(text: str) -> int:
-    found = re.search(r"-?\d+", text)
-    if not found:
-        raise ValueError(f"no number in {text!r}")
-    return int(found.group())
-
-
-def _spans(text: str) -> list[tuple[int, int]]:
-    if text.strip() == "closed":
-        return []
-    out = []
-    for part in text.split(","):
-        a, b = part.strip().split("–")
-        out.append((parse_hhmm(a) or 0, parse_hhmm(b) or 0))
-    return out
-
-
 class Reader:
     """Walks the site for one scenario and collects the records it can read."""
 
@@ -222,7 +207,7 @@ class Reader:
         n = len(nodes)
         self.cities.append(City(
             id=cid, name=name, description="",
-            size_km=0.0, price_level=1.0, transit_fare=_int(terms["Transit fare"]),
+            size_km=0.0, price_level=1.0, transit_fare=read_int(terms["Transit fare"]),
             station=station, coords=[(0.0, 0.0)] * n, nodes=nodes,
             times={m: [[0] * n for _ in range(n)] for m in MODES},  # image-only: unseen
             taxi_fares=[[0] * n for _ in range(n)],
@@ -260,12 +245,13 @@ class Reader:
         check_in = parse_hhmm(t.get("Check-in from"))
         check_out = parse_hhmm(t.get("Check-out by"))
         return Hotel(
-            id=t["ID"], city=cid, name="", rating=float(t["Guest rating"]), stars=_int(t["Stars"]),
+            id=t["ID"], city=cid, name="", rating=float(t["Guest rating"]),
+            stars=read_int(t["Stars"]),
             location=0,
             check_in=UNKNOWN_CHECK_IN if check_in is None else check_in,
             check_out=UNKNOWN_CHECK_OUT if check_out is None else check_out,
             pets="No pets" not in texts, smoking="Smoking rooms" in texts,
-            min_nights=_int(t["Minimum stay"]), cancellation=cancellation, prices=prices,
+            min_nights=read_int(t["Minimum stay"]), cancellation=cancellation, prices=prices,
         )
 
     async def venue(self, url: str, cid: str, kind: str) -> Restaurant | Attraction:
@@ -276,7 +262,7 @@ class Reader:
         if hours_button is not None and hours_button.props["expanded"] == "False":
             page = await self.b.click(hours_button)
         rows = {r[0].name: r[1].name for r in page.rows() if len(r) == 2}
-        hours = [_spans(rows.get(d, "closed")) for d in WEEKDAYS]
+        hours = [read_spans(rows.get(d, "closed")) for d in WEEKDAYS]
         calendar = next(n.props["url"] for n in page.links() if n.name == "Calendar")
         closures = []
         cal = await self.b.goto(calendar)
@@ -289,16 +275,16 @@ class Reader:
             meal = next((s for s in page.texts() if "meal takes" in s), "")
             return Restaurant(
                 id=t["ID"], city=cid, name="", cuisine=t["Cuisine"], rating=float(t["Rating"]),
-                price_band=len(t.get("Price band", "")), price=_int(t["Price per person"]),
-                location=0, hours=hours, meal_minutes=_int(meal), reservation=False,
+                price_band=len(t.get("Price band", "")), price=read_int(t["Price per person"]),
+                location=0, hours=hours, meal_minutes=read_int(meal), reservation=False,
                 seatings=[], closures=closures,  # seatings are a drawn grid: unseen
             )
         lead = t.get("Book ahead", "")
         return Attraction(
             id=t["ID"], city=cid, name="", category=t["Category"], rating=float(t["Rating"]),
-            price=_int(t["Ticket"]), location=0, hours=hours,
-            visit_minutes=_int(t["Visit length"]), timed_entry=[],  # a drawn grid: unseen
-            booking_lead_days=_int(lead) if re.search(r"\d", lead) else 0, closures=closures,
+            price=read_int(t["Ticket"]), location=0, hours=hours,
+            visit_minutes=read_int(t["Visit length"]), timed_entry=[],  # a drawn grid: unseen
+            booking_lead_days=read_int(lead) if re.search(r"\d", lead) else 0, closures=closures,
         )
 
     async def transport(self) -> None:

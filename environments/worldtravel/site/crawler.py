@@ -133,14 +133,16 @@ def crawl(public: Path, start: str = "/index.html") -> dict[str, _Page]:
     return pages
 
 
-def _int(text: str) -> int:
+def read_int(text: str) -> int:
+    """The first integer in a cell's text (a clear error when there is none)."""
     found = re.search(r"-?\d+", text)
     if not found:
         raise ValueError(f"no number in {text!r}")
     return int(found.group())
 
 
-def _spans(text: str) -> list[tuple[int, int]]:
+def read_spans(text: str) -> list[tuple[int, int]]:
+    """Opening spans from a cell such as ``09:00–12:00, 14:00–18:00`` (``closed``: none)."""
     if text.strip() == "closed":
         return []
     out = []
@@ -152,7 +154,7 @@ def _spans(text: str) -> list[tuple[int, int]]:
 
 def _hours(page: _Page) -> list[list[tuple[int, int]]]:
     rows = {r[0]: r[1] for r in page.tables.get("hours", []) if len(r) == 2}
-    return [_spans(rows.get(d, "closed")) for d in WEEKDAYS]
+    return [read_spans(rows.get(d, "closed")) for d in WEEKDAYS]
 
 
 def _slots(page: _Page) -> list[int] | None:
@@ -208,7 +210,7 @@ def _city(page: _Page, *groups: list[Any]) -> City:
         description="",
         size_km=0.0,
         price_level=1.0,
-        transit_fare=_int(page.pairs["Transit fare"]),
+        transit_fare=read_int(page.pairs["Transit fare"]),
         station=station,
         coords=[(0.0, 0.0)] * len(nodes),
         nodes=nodes,
@@ -238,13 +240,13 @@ def _hotel(pages: dict[str, _Page], page: _Page, dates: list[str]) -> Hotel:
         city=hid.split("-")[0],
         name=page.title,
         rating=float(page.pairs["Guest rating"]),
-        stars=_int(page.pairs["Stars"]),
+        stars=read_int(page.pairs["Stars"]),
         location=0,
         check_in=UNKNOWN_CHECK_IN if check_in is None else check_in,
         check_out=UNKNOWN_CHECK_OUT if check_out is None else check_out,
         pets=True,
         smoking=False,
-        min_nights=_int(page.pairs["Minimum stay"]),
+        min_nights=read_int(page.pairs["Minimum stay"]),
         cancellation=policy.tagged.get("cancel", "") if policy else "",
         prices=prices,
     )
@@ -262,10 +264,10 @@ def _restaurant(page: _Page) -> Restaurant:
         cuisine=page.pairs["Cuisine"],
         rating=float(page.pairs["Rating"]),
         price_band=len(page.pairs.get("Price band", "")),
-        price=_int(page.pairs["Price per person"]),
+        price=read_int(page.pairs["Price per person"]),
         location=0,
         hours=_hours(page),
-        meal_minutes=_int(meal),
+        meal_minutes=read_int(meal),
         reservation=reservation and seatings is not None,
         seatings=seatings or [],
         closures=[],
@@ -282,12 +284,12 @@ def _attraction(page: _Page) -> Attraction:
         name=page.title,
         category=page.pairs["Category"],
         rating=float(page.pairs["Rating"]),
-        price=_int(page.pairs["Ticket"]),
+        price=read_int(page.pairs["Ticket"]),
         location=0,
         hours=_hours(page),
-        visit_minutes=_int(page.pairs["Visit length"]),
+        visit_minutes=read_int(page.pairs["Visit length"]),
         timed_entry=timed or [],
-        booking_lead_days=_int(lead) if re.search(r"\d", lead) else 0,
+        booking_lead_days=read_int(lead) if re.search(r"\d", lead) else 0,
         closures=[],
     )
 
