@@ -63,7 +63,10 @@ def _walls(journal: Path, name: str) -> str:
     if not journal.is_file():
         return ""
     runs = [json.loads(line) for line in journal.read_text().splitlines() if line.strip()]
-    mine = [r for r in runs if r["name"] == name and r["exit"] == 0]
+    # the journal only grows: a rerun of the same command (same log folder) supersedes the
+    # earlier entry, so each command is reported once, with its latest successful run
+    latest = {r["command"]: r for r in runs if r["name"] == name and r["exit"] == 0}
+    mine = sorted(latest.values(), key=runs.index)
     return "; ".join(f"{r['label']} {r['wall_s']:.0f} s (load {r['load_avg']:.1f})"
                      for r in mine)
 
