@@ -47,7 +47,13 @@ Progress = Callable[[str], None]
 # --------------------------------------------------------------------------- status
 
 
-def _run(cmd: Sequence[str], timeout: float = 5.0) -> subprocess.CompletedProcess[str] | None:
+STATUS_TIMEOUT = 20.0
+"""Seconds a status probe may take: ``docker compose version`` took over 5 s on a loaded
+2-core machine, and a timed-out probe reads as "compose absent", which skips docker tests."""
+
+
+def _run(cmd: Sequence[str], timeout: float = STATUS_TIMEOUT
+         ) -> subprocess.CompletedProcess[str] | None:
     """Run a short command; None when it cannot start or times out (status must not raise)."""
     try:
         return subprocess.run(
