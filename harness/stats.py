@@ -1072,18 +1072,10 @@ def one_sample_t_p(differences: Sequence[float]) -> float:
     Degenerate cases decide rather than return NaN, because a caller keeps or drops a
     speedup on the answer: 1.0 with fewer than two values (one round proves nothing); with
     zero spread, 0.0 for a non-zero mean (every round agrees exactly) and 1.0 for zero.
+    One implementation with :func:`one_sample_t_p_array`, which this calls on one row.
     """
-    import statistics
-
-    d = [float(v) for v in differences]
-    n = len(d)
-    if n < 2:
-        return 1.0
-    mean = statistics.fmean(d)
-    sd = statistics.stdev(d)
-    if sd == 0 or not math.isfinite(sd):
-        return 0.0 if mean != 0 else 1.0
-    return float(two_sided_p(abs(mean) / (sd / math.sqrt(n)), n - 1))
+    return float(one_sample_t_p_array(np.asarray([float(v) for v in differences],
+                                                 dtype=np.float64)))
 
 
 def one_sample_t_p_array(differences: ArrayLike, axis: int = -1) -> NDArray[np.float64]:
@@ -1091,7 +1083,7 @@ def one_sample_t_p_array(differences: ArrayLike, axis: int = -1) -> NDArray[np.f
 
     Why an array form: a bootstrap that re-tests significance inside every replicate (so a
     CI also carries the uncertainty of *which* effects pass the test) needs thousands of
-    tests at once. The degenerate cases decide exactly as in :func:`one_sample_t_p`.
+    tests at once. The degenerate cases decide as :func:`one_sample_t_p` documents.
     """
     d = np.moveaxis(np.asarray(differences, dtype=np.float64), axis, -1)
     n = np.sum(np.isfinite(d), axis=-1)
@@ -1104,7 +1096,11 @@ def one_sample_t_p_array(differences: ArrayLike, axis: int = -1) -> NDArray[np.f
         t = np.abs(mean) / (sd / np.sqrt(safe_n))
     p = np.where(n >= 2, 2 * sps.t.sf(np.where(np.isfinite(t), t, 0.0), np.maximum(n - 1, 1)),
                  1.0)
-    zero_spread = (n >= 2) & ((sd == 0) | ~np.isfinite(sd))
+    # exact zero spread (every value equal), not sd == 0: the float mean of equal values
+    # can differ from them in the last bit and leave a spurious sd of ~1e-17
+    hi = np.where(np.isfinite(d), d, -np.inf).max(axis=-1, initial=-np.inf)
+    lo = np.where(np.isfinite(d), d, np.inf).min(axis=-1, initial=np.inf)
+    zero_spread = (n >= 2) & ((hi == lo) | ~np.isfinite(sd))
     p = np.where(zero_spread, np.where(mean != 0, 0.0, 1.0), p)
     return np.asarray(p, dtype=np.float64)
 
