@@ -37,3 +37,22 @@ def test_published_markdown_is_what_its_logs_build(tmp_path: Path) -> None:
     spec = yaml.safe_load((REPO / "leaderboards" / "runs" / "ladder_board.yaml").read_text())
     paths = build_board(spec, tmp_path, PUBLISHED / "logs")
     assert paths["md"].read_text() == (PUBLISHED / "leaderboard.md").read_text()
+
+
+@pytest.mark.skipif(not (REPO / ".git").exists(), reason="not a git checkout")
+def test_every_published_log_is_committed() -> None:
+    """The board is rebuilt from ``published/logs`` on a clean clone, and ``logs/`` is
+    git-ignored: a rerun's new log must be force-added, or the clone builds another board."""
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        pytest.fail("git is not on PATH in a git checkout")
+    untracked = subprocess.run(
+        [git, "ls-files", "--others", "--ignored", "--exclude-standard", "--",
+         "leaderboards/published/logs", "results"],
+        cwd=REPO, capture_output=True, text=True, check=True,
+    ).stdout.split()
+    logs = [p for p in untracked if p.endswith((".eval", ".json")) and "__pycache__" not in p]
+    assert not logs, f"published logs not committed (git add -f): {logs}"
