@@ -1,0 +1,1 @@
+"""UDM-GRPO: GRPO on a uniform discrete diffusion model of short strings (method task)."""
