@@ -1,0 +1,1 @@
+"""SCOUT games (FrozenLake, Sokoban, sliding puzzle) as multi-turn ``move`` tool tasks."""
