@@ -20,12 +20,15 @@ import benchmarks.medversa.policies  # noqa: F401
 import benchmarks.methods.cdat.cdat  # noqa: F401
 import benchmarks.methods.hmh.hmh  # noqa: F401
 import benchmarks.methods.kupbi.kupbi  # noqa: F401
+import benchmarks.methods.scout.policies  # noqa: F401
+import benchmarks.methods.scout.scout  # noqa: F401
 import benchmarks.methods.sika_gp.sika_gp  # noqa: F401
 import benchmarks.methods.tabpe.tabpe  # noqa: F401
 import benchmarks.methods.tfface.tfface  # noqa: F401
 import benchmarks.methods.tpg.tpg  # noqa: F401
 import benchmarks.methods.treca.treca  # noqa: F401
 import benchmarks.methods.ucast.ucast  # noqa: F401
+import benchmarks.methods.udm.udm  # noqa: F401
 import benchmarks.open_problems.open_problems  # noqa: F401
 import benchmarks.open_problems.policies  # noqa: F401
 import benchmarks.probes.bpb  # noqa: F401

@@ -29,12 +29,14 @@ import methods.recipes.procedural  # noqa: F401  (recipe: procedural-pretraining
 import methods.recipes.progressive_depth  # noqa: F401  (recipe: progressive-depth)
 import methods.recipes.qkv_sharing  # noqa: F401  (recipe: qkv-sharing)
 import methods.recipes.rl_pmd  # noqa: F401  (recipes: arith-sft, rl)
+import methods.scout.recipe  # noqa: F401  (recipe: scout-sft)
 import methods.sika_gp.gps  # noqa: F401  (plain methods: sika, gp-inducing, gp-exact)
 import methods.tabpe.synth  # noqa: F401  (plain methods: tab-pe, marginals)
 import methods.tfface.predict  # noqa: F401  (plain methods: tf-face, gru, constant-velocity)
 import methods.tpg.estimators  # noqa: F401  (plain methods: tpg, dim)
 import methods.treca.rules  # noqa: F401  (plain methods: treca, treca-plugin)
 import methods.ucast.forecast  # noqa: F401  (plain methods: u-cast, mae-only, persistence)
+import methods.udm.plain  # noqa: F401  (plain methods: udm-grpo, naive-grpo)
 from harness.registry import declare, register
 
 declare("whitebox_method", "xkv", "methods.kv.xkv:XKV", extra="cpu",

@@ -26,7 +26,7 @@ FOLDERS = ["arithmetic", "causalgame", "formulacode", "medversa", "open_problems
            "worldtravel", "worldtravel_webscape", "methods/tpg", "methods/treca",
            "methods/sika_gp", "methods/hmh",
            "methods/ucast", "methods/tfface",
-           "methods/cdat", "methods/tabpe", "methods/kupbi"]
+           "methods/cdat", "methods/tabpe", "methods/kupbi", "methods/scout", "methods/udm"]
 TASKS: dict[str, str] = {
     "arithmetic": "benchmarks.arithmetic.arithmetic:arithmetic",
     "causalgame": "benchmarks.causalgame.causalgame:causalgame",
@@ -52,6 +52,8 @@ TASKS: dict[str, str] = {
     "cdat": "benchmarks.methods.cdat.cdat:cdat",
     "tabpe": "benchmarks.methods.tabpe.tabpe:tabpe",
     "kupbi": "benchmarks.methods.kupbi.kupbi:kupbi",
+    "scout": "benchmarks.methods.scout.scout:scout",
+    "udm_grpo": "benchmarks.methods.udm.udm:udm_grpo",
 }
 """Task name -> its ``@task`` function (imported directly: tests may import benchmarks)."""
 
