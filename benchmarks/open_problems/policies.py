@@ -5,8 +5,11 @@ program (the shipped initial programs run that many steps of seeded, accept-only
 climbing, so more iterations never make the solution worse): a model that always
 proposes improving diffs. ``scripted/evolve-mixed`` picks a behaviour from the response's
 seed (``seed % 4``: improve, no diff, identical child, crashing child), so a test knows
-which lazy penalty every response must get. ``-M fail_after=N -M run_id=X`` makes either
-policy raise after N calls of run X: a run that dies mid-way, for resume tests.
+which lazy penalty every response must get. ``scripted/evolve-rewriter`` makes the same
+improvement but answers with the whole program in a code block and no diff (a model that
+never writes diffs: ThetaEvolve's full-rewrite fallback is what makes it useful).
+``-M fail_after=N -M run_id=X`` makes any of them raise after N calls of run X: a run that
+dies mid-way, for resume tests.
 """
 
 from __future__ import annotations
@@ -58,6 +61,9 @@ def propose(mode: str, program: str, seed: int, increment: int) -> str:
     if mode == "error":
         return _block(line, f"{line}\nraise RuntimeError('scripted failure')")
     bigger = n + increment * (1 + seed % 3)
+    if mode == "rewrite":
+        child = program.replace(line, f"ITERATIONS = {bigger}", 1)
+        return f"Here is the whole improved program:\n```python\n{child}```"
     return "Run the hill climbing longer.\n" + _block(line, f"ITERATIONS = {bigger}")
 
 
@@ -78,3 +84,12 @@ def evolve_mixed(input: list[ChatMessage], tools: list[ToolInfo], config: Genera
     seed = config.seed or 0
     increment = int(args.get("increment", DEFAULT_INCREMENT))
     return propose(MODES[seed % len(MODES)], _parent_program(input), seed, increment)
+
+
+@scripted_policy("evolve-rewriter")
+def evolve_rewriter(input: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig,
+                    args: dict[str, Any]) -> PolicyResult:
+    """The improver's change, written as the whole program (no SEARCH/REPLACE block)."""
+    _maybe_fail(args)
+    increment = int(args.get("increment", DEFAULT_INCREMENT))
+    return propose("rewrite", _parent_program(input), config.seed or 0, increment)

@@ -1,9 +1,11 @@
 """Building blocks of the program-evolution agents (ThetaEvolve): diffs, the program
-database with islands, the checkpoint journal, rewards and prompts. Inspect-free except
+database with islands (and MAP-Elites grids), the edit classifier (diff, full rewrite, or
+nothing), the checkpoint journal, rewards and prompts. Inspect-free except
 where an agent needs the model (in :mod:`methods.agents.thetaevolve`)."""
 
 from methods.agents.evolve.database import Database, Program
 from methods.agents.evolve.diff import DiffBlock, DiffError, apply_diff, parse_diff
+from methods.agents.evolve.edits import EDIT_KINDS, Edit, classify, edit_shares, rewrite_child
 from methods.agents.evolve.journal import Journal
 from methods.agents.evolve.rewards import (
     PENALTIES,
@@ -14,16 +16,21 @@ from methods.agents.evolve.rewards import (
 )
 
 __all__ = [
+    "EDIT_KINDS",
     "PENALTIES",
     "Database",
     "DiffBlock",
     "DiffError",
+    "Edit",
     "Journal",
     "Outcome",
     "Program",
     "RewardConfig",
     "apply_diff",
+    "classify",
+    "edit_shares",
     "parse_diff",
     "reward_for",
+    "rewrite_child",
     "shaped_reward",
 ]

@@ -79,6 +79,25 @@ def test_improver_on_circle_packing_rises_and_the_score_is_verified(tmp_path: Pa
     assert 0 < score.value["gap_closed"] < 1
     assert score.value["gap_closed"] == pytest.approx(
         (objective - start) / (PROBLEMS["circle_packing"].best_known - start))
+    assert score.value["gap_to_best"] == pytest.approx(
+        PROBLEMS["circle_packing"].best_known - objective)
+    search = score.metadata["search"]  # the solver's search measures travel with the score
+    assert search["diff_share"] == 1.0 and search["responses"] == 6
+    assert search["best_score_per_step"] == [summary["initial_score"], *best]
+    assert search["tokens_used"] == summary["tokens_used"] > 0
+
+
+def test_search_metadata_picks_the_small_fields_and_ignores_no_summary() -> None:
+    from benchmarks.open_problems.scorer import search_metadata
+
+    assert search_metadata(None) is None
+    picked = search_metadata({"diff_share": 0.5, "run_key": "x", "candidates": 4,
+                              "rl": {"checkpoint": "/ck", "updates": [
+                                  {"step": 1, "reward_mean": -0.4, "settings": {}}]}})
+    assert picked == {"diff_share": 0.5, "candidates": 4, "rl_checkpoint": "/ck",
+                      "rl_updates": [{"step": 1, "reward_mean": -0.4, "reward_std": None,
+                                      "loss": None, "groups": None, "flat_groups": None,
+                                      "cpu_s": None}]}
 
 
 @needs_bwrap
