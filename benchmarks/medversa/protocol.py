@@ -7,6 +7,16 @@ edits, score every case against a knowledge base holding all of the unit's edits
 
 White-box scores follow spec §2 (teacher-forced token accuracy); black-box scores follow the
 §7 text-match deviation and must be labelled "MedVersa-BB (text-match deviation)".
+
+*Lifelong* editing (:func:`run_lifelong`) is the sequential protocol read as a curve: N
+edits applied one ``apply`` call at a time and never reset, every case edited so far scored
+after every k edits, with bootstrap CIs over records (:func:`point_summary`) and the paired
+change of the earliest edits between the first and the last point (:func:`retention`). For
+knowledge-base editors it only grows the knowledge base; for weight editors (FT-L, ROME,
+MEMIT, GRACE) it is where edits interfere. Run it for several editors with::
+
+    python -m benchmarks.medversa.protocol --data PATH/test.json --model smollm2-135m \\
+        --n 100 --every 10 --editors none,retrieval,ft-l,rome,memit,grace
 """
 
 from __future__ import annotations
@@ -19,8 +29,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from benchmarks.medversa.whitebox import WhiteBoxRunner
+from benchmarks.medversa.whitebox import Probe, WhiteBoxRunner
 from environments.medversa.metrics import (
+    avg_score,
     exact_match,
     first_line,
     fluency_entropy,
@@ -30,6 +41,7 @@ from environments.medversa.metrics import (
 )
 from environments.medversa.schema import EditCase
 from harness.editors import ALL_EDITS, Edit, Editor
+from harness.stats import bootstrap_ci
 
 Protocol = Literal["single", "batch", "sequential"]
 BB_LABEL = "MedVersa-BB (text-match deviation)"
@@ -108,41 +120,62 @@ class UnitResult:
         return out
 
 
+LocalityProbe = tuple[int, str, Probe]
+"""(index of its case, locality kind, probe)."""
+
+
+def locality_probes(runner: WhiteBoxRunner, cases: Sequence[EditCase]) -> list[LocalityProbe]:
+    """Every locality probe of ``cases``, tagged with its case index and kind."""
+    return [(i, q.kind, runner.probe(q.prompt, q.ground_truth))
+            for i, c in enumerate(cases) for q in c.locality]
+
+
+def score_cases(runner: WhiteBoxRunner, editor: Editor, cases: Sequence[EditCase],
+                loc_probes: Sequence[LocalityProbe], pre: Sequence[Sequence[int]]
+                ) -> tuple[list[dict[str, float]], list[dict[str, Any]]]:
+    """Spec §2 per-case scores of ``cases`` under the editor's current state.
+
+    ``loc_probes`` are the cases' locality probes (:func:`locality_probes`) and ``pre``
+    their pre-edit argmax, in the same order.
+    """
+    eff_probes = [runner.probe(c.prompt, c.target_new) for c in cases]
+    gen_probes = [runner.probe(c.rephrase_prompt, c.target_new) for c in cases]
+    post = runner.argmax(eff_probes + gen_probes + [p for _, _, p in loc_probes], editor)
+    n = len(cases)
+    scores: list[dict[str, float]] = []
+    details: list[dict[str, Any]] = []
+    retrieval = retrieval_stats(editor, cases)
+    for i, case in enumerate(cases):
+        eff, gen = eff_probes[i].forced, gen_probes[i].forced
+        per_kind: dict[str, list[float]] = {}
+        for k, (j, kind, probe) in enumerate(loc_probes):
+            if j == i:
+                agree = locality_agreement(pre[k], post[2 * n + k], probe.forced.mask)
+                per_kind.setdefault(kind, []).append(agree)
+        row = {
+            "efficacy": token_accuracy(post[i], eff.labels, eff.mask),
+            "generality": token_accuracy(post[n + i], gen.labels, gen.mask),
+            "locality": mean(v for vs in per_kind.values() for v in vs),
+            **{f"{k}_locality" if not k.startswith("locality") else k: mean(v)
+               for k, v in per_kind.items() if len(per_kind) > 1},
+            **retrieval[i],
+        }
+        scores.append(row)
+        details.append({"id": case.id, "target_new": case.target_new,
+                        "efficacy_pred": runner.tokenizer.decode(
+                            [p for p, m in zip(post[i], eff.mask, strict=True) if m])})
+    return scores, details
+
+
 def run_whitebox_unit(runner: WhiteBoxRunner, editor: Editor, cases: Sequence[EditCase],
                       protocol: Protocol, fluency_tokens: int = 0, seed: int = 0) -> UnitResult:
     """Spec §2 metrics for one unit on an HF model."""
     editor.reset()
-    loc_probes = [(i, q.kind, runner.probe(q.prompt, q.ground_truth))
-                  for i, c in enumerate(cases) for q in c.locality]
+    loc_probes = locality_probes(runner, cases)
     pre = runner.argmax([p for _, _, p in loc_probes])
     apply_unit(editor, cases, protocol)
     try:
-        eff_probes = [runner.probe(c.prompt, c.target_new) for c in cases]
-        gen_probes = [runner.probe(c.rephrase_prompt, c.target_new) for c in cases]
-        post = runner.argmax(eff_probes + gen_probes + [p for _, _, p in loc_probes], editor)
-        n = len(cases)
-        scores: list[dict[str, float]] = []
-        details: list[dict[str, Any]] = []
-        retrieval = retrieval_stats(editor, cases)
-        for i, case in enumerate(cases):
-            eff, gen = eff_probes[i].forced, gen_probes[i].forced
-            per_kind: dict[str, list[float]] = {}
-            for k, (j, kind, probe) in enumerate(loc_probes):
-                if j == i:
-                    agree = locality_agreement(pre[k], post[2 * n + k], probe.forced.mask)
-                    per_kind.setdefault(kind, []).append(agree)
-            row = {
-                "efficacy": token_accuracy(post[i], eff.labels, eff.mask),
-                "generality": token_accuracy(post[n + i], gen.labels, gen.mask),
-                "locality": mean(v for vs in per_kind.values() for v in vs),
-                **{f"{k}_locality" if not k.startswith("locality") else k: mean(v)
-                   for k, v in per_kind.items() if len(per_kind) > 1},
-                **retrieval[i],
-            }
-            scores.append(row)
-            details.append({"id": case.id, "target_new": case.target_new,
-                            "efficacy_pred": runner.tokenizer.decode(
-                                [p for p, m in zip(post[i], eff.mask, strict=True) if m])})
+        scores, details = score_cases(runner, editor, cases, loc_probes, pre)
         fluency = None
         if fluency_tokens > 0:
             texts = [runner.continuation(c.prompt, editor, fluency_tokens, FLUENCY_TOP_K,
@@ -196,3 +229,207 @@ async def run_blackbox_unit(generate: Generate, editor: Editor, cases: Sequence[
         return UnitResult([c.id for c in cases], scores, None, details)
     finally:
         editor.reset()
+
+
+# --- lifelong sequential editing ----------------------------------------------------------
+
+LIFELONG_METRICS = ("efficacy", "generality", "locality", "avg", "false_retrieval")
+DEFAULT_EVERY = 10
+DEFAULT_BOOT = 2000
+
+
+def checkpoints(n: int, every: int) -> list[int]:
+    """Edit counts after which the lifelong curve is scored: every ``every``, and ``n``."""
+    if n < 1 or every < 1:
+        raise ValueError(f"need n >= 1 and every >= 1, got n={n}, every={every}")
+    return sorted({*range(every, n + 1, every), n})
+
+
+@dataclass
+class CurvePoint:
+    """Per-case scores of the first ``n_edits`` cases after ``n_edits`` sequential edits."""
+
+    n_edits: int
+    case_ids: list[str]
+    scores: list[dict[str, float]]
+    edit_seconds: float
+    """Wall time spent in ``apply`` so far (cumulative)."""
+    eval_seconds: float
+    """Wall time of scoring this point."""
+
+
+def run_lifelong(runner: WhiteBoxRunner, editor: Editor, cases: Sequence[EditCase],
+                 every: int = DEFAULT_EVERY,
+                 on_point: Callable[[CurvePoint], None] | None = None) -> list[CurvePoint]:
+    """Lifelong editing: apply ``cases``' edits one ``apply`` call at a time, without reset,
+    and after every ``every`` edits score every case edited so far (efficacy and generality
+    of its edit, locality against the argmax recorded before the first edit).
+
+    Unlike the sequential unit (scored once, after all N), this is a curve, so forgetting of
+    early edits and the drift of weight editors show up as the count grows.
+    """
+    import time
+
+    editor.reset()
+    loc_all = locality_probes(runner, cases)
+    pre_all = runner.argmax([p for _, _, p in loc_all])
+    marks = set(checkpoints(len(cases), every))
+    points: list[CurvePoint] = []
+    edit_time = 0.0
+    try:
+        for j, case in enumerate(cases, start=1):
+            started = time.perf_counter()
+            editor.apply([Edit(case.prompt, case.target_new)])
+            edit_time += time.perf_counter() - started
+            if j not in marks:
+                continue
+            started = time.perf_counter()
+            chosen = [k for k, (i, _, _) in enumerate(loc_all) if i < j]
+            scores, _ = score_cases(runner, editor, cases[:j], [loc_all[k] for k in chosen],
+                                    [pre_all[k] for k in chosen])
+            for row in scores:
+                row["avg"] = avg_score(row["efficacy"], row["generality"], row["locality"])
+            point = CurvePoint(j, [c.id for c in cases[:j]], scores, edit_time,
+                               time.perf_counter() - started)
+            points.append(point)
+            if on_point is not None:
+                on_point(point)
+        return points
+    finally:
+        editor.reset()
+
+
+def point_summary(point: CurvePoint, n_boot: int = DEFAULT_BOOT, seed: int = 0,
+                  metrics: Sequence[str] = LIFELONG_METRICS) -> dict[str, Any]:
+    """Means × 100 with percentile bootstrap 95% CIs, resampling records (a case is one
+    record, so the record-clustered bootstrap is the case bootstrap)."""
+    out: dict[str, Any] = {"n_edits": point.n_edits, "edit_seconds": round(point.edit_seconds, 3),
+                           "eval_seconds": round(point.eval_seconds, 3)}
+    for name in metrics:
+        values = [100 * s[name] for s in point.scores if name in s]
+        if not values:
+            continue
+        est = bootstrap_ci(values, n_boot=n_boot, seed=seed, cluster=point.case_ids)
+        out[name] = {"mean": round(est.estimate, 3), "lo": round(est.lo, 3),
+                     "hi": round(est.hi, 3)}
+    return out
+
+
+def retention(points: Sequence[CurvePoint], n_boot: int = DEFAULT_BOOT, seed: int = 0,
+              metrics: Sequence[str] = ("efficacy", "generality", "locality")
+              ) -> dict[str, Any]:
+    """How the first point's cases fare at the last point: per metric, the mean paired
+    change (last − first, × 100) over those cases with a bootstrap 95% CI. Negative =
+    degradation of the earliest edits (or of their locality) as later edits pile up."""
+    if len(points) < 2:
+        return {}
+    first, last = points[0], points[-1]
+    n = first.n_edits
+    out: dict[str, Any] = {"cases": n, "from_edits": n, "to_edits": last.n_edits}
+    for name in metrics:
+        diffs = [100 * (b[name] - a[name]) for a, b in zip(first.scores, last.scores[:n],
+                                                             strict=True)]
+        est = bootstrap_ci(diffs, n_boot=n_boot, seed=seed, cluster=first.case_ids)
+        out[name] = {"mean": round(est.estimate, 3), "lo": round(est.lo, 3),
+                     "hi": round(est.hi, 3)}
+    return out
+
+
+# --- `python -m benchmarks.medversa.protocol`: the lifelong curves as JSON + Markdown -------
+
+def _table(runs: dict[str, dict[str, Any]]) -> str:
+    """One Markdown row per (editor, checkpoint): means [95% CI] × 100."""
+    head = ("| editor | edits | reliability | generality | locality | Avg | false retr. "
+            "| apply s (cum.) |\n|---|---:|---|---|---|---|---|---:|\n")
+    rows = []
+    for name, run in runs.items():
+        for p in run["curve"]:
+            cells = [f"{p[m]['mean']:.1f} [{p[m]['lo']:.1f}, {p[m]['hi']:.1f}]"
+                     if m in p else "–" for m in LIFELONG_METRICS]
+            rows.append(f"| {name} | {p['n_edits']} | " + " | ".join(cells)
+                        + f" | {p['edit_seconds']:.1f} |")
+    ret = ["", "Retention of the first checkpoint's edits at the last one (paired change × 100, "
+           "95% bootstrap CI; negative = degradation):", "",
+           "| editor | cases | Δ reliability | Δ generality | Δ locality |",
+           "|---|---:|---|---|---|"]
+    for name, run in runs.items():
+        r = run["retention"]
+        if r:
+            ret.append(f"| {name} | {r['cases']} | " + " | ".join(
+                f"{r[m]['mean']:+.1f} [{r[m]['lo']:+.1f}, {r[m]['hi']:+.1f}]"
+                for m in ("efficacy", "generality", "locality")) + " |")
+    return head + "\n".join(rows) + "\n" + "\n".join(ret) + "\n"
+
+
+def _progress(editor: str) -> Callable[[CurvePoint], None]:
+    """Print one line per curve point (the run is long; this shows it is moving)."""
+
+    def show(point: CurvePoint) -> None:
+        means = " ".join(f"{m}={100 * mean(s[m] for s in point.scores):.1f}"
+                         for m in ("efficacy", "generality", "locality"))
+        print(f"{editor} {point.n_edits}: {means}", flush=True)
+
+    return show
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the lifelong protocol for several editors on one white-box model; write
+    ``<out>/<stem>.json`` (curves, retention, settings, wall times) and ``<stem>.md``."""
+    import argparse
+    import json
+    import time
+    from pathlib import Path
+
+    from environments.medversa.load import load_dataset
+    from harness.editors import make_editor
+    from harness.models.whitebox import WhiteBoxLM, ensure_hf_copy, ladder_hf_copy
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.medversa.protocol",
+                                     description=main.__doc__)
+    parser.add_argument("--data", default="sample", help="sample, a JSON path or medversa:SPLIT")
+    parser.add_argument("--model", default="smollm2-135m", help="a ladder model name")
+    parser.add_argument("--editors", default="none,retrieval,ft-l,rome,memit,grace")
+    parser.add_argument("--n", type=int, default=100, help="edits applied in sequence")
+    parser.add_argument("--every", type=int, default=DEFAULT_EVERY, help="score every k edits")
+    parser.add_argument("--seed", type=int, default=0, help="shuffle and bootstrap seed")
+    parser.add_argument("--out", default="benchmarks/medversa/results/lifelong")
+    parser.add_argument("--stem", default=None, help="file name stem (default lifelong-n<N>)")
+    args = parser.parse_args(argv)
+    cases = make_units(load_dataset(args.data), "sequential", args.n, args.seed)[0]
+    # what the benchmark's learning editors train on (retrieval's projection, the ROME/MEMIT
+    # covariance corpus): the shipped sample set, never the evaluated records
+    train = [(c.prompt, c.rephrase_prompt, c.locality[0].prompt) for c in load_dataset("sample")]
+    folder = ensure_hf_copy() if args.model == "smollm2-135m" else ladder_hf_copy(args.model)
+    lm = WhiteBoxLM.load(folder)
+    runner = WhiteBoxRunner(lm.model, lm.tokenizer)
+    runs: dict[str, dict[str, Any]] = {}
+    for name in [e.strip() for e in args.editors.split(",") if e.strip()]:
+        started = time.perf_counter()
+        editor = make_editor(name, lm.model, lm.tokenizer, train=train)
+        build = time.perf_counter() - started
+        points = run_lifelong(runner, editor, cases, args.every, on_point=_progress(name))
+        runs[name] = {"build_seconds": round(build, 3),
+                      "wall_seconds": round(time.perf_counter() - started, 3),
+                      "curve": [point_summary(p, seed=args.seed) for p in points],
+                      "retention": retention(points, seed=args.seed),
+                      "scores": {p.n_edits: p.scores for p in points[-1:]}}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = args.stem or f"lifelong-n{args.n}"
+    settings = {"model": args.model, "data": str(args.data), "n": args.n, "every": args.every,
+                "seed": args.seed, "case_ids": [c.id for c in cases],
+                "bootstrap": {"n_boot": DEFAULT_BOOT, "level": 0.95, "cluster": "record"},
+                "command": "python -m benchmarks.medversa.protocol " + " ".join(
+                    argv if argv is not None else __import__("sys").argv[1:])}
+    (out / f"{stem}.json").write_text(json.dumps({"settings": settings, "runs": runs},
+                                                 indent=1) + "\n")
+    (out / f"{stem}.md").write_text(
+        f"# Lifelong editing: {args.n} sequential edits, {args.model}\n\n"
+        f"`{settings['command']}`\n\nScores × 100 over the cases edited so far, 95% "
+        f"bootstrap CIs over records ({DEFAULT_BOOT} resamples).\n\n" + _table(runs))
+    print(f"wrote {out / stem}.json and .md")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

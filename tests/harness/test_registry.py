@@ -64,7 +64,7 @@ def test_methods_and_editors_resolve_through_the_one_registry() -> None:
     assert make_editor("ike").retrieve(["q"]) == [None]
     assert type(resolve_method("esamp")).__name__ == "ESamp"
     with pytest.raises(ValueError, match="registered: .*ike"):
-        make_editor("rome")
+        make_editor("no-such-editor")
 
 
 # ---------------------------------------------------------------- adding one of each kind

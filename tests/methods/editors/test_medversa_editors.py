@@ -51,7 +51,7 @@ def test_none_ignores_edits_and_ike_uses_all() -> None:
 
 def test_unknown_editor_and_medrek_without_model_are_errors() -> None:
     with pytest.raises(ValueError, match="unknown editor .*registered: .*ike"):
-        make_editor("rome")
+        make_editor("no-such-editor")
     with pytest.raises(ValueError, match="white-box"):
         make_editor("medrek")
 

@@ -1,0 +1,150 @@
+"""Lifelong sequential editing: the curve, its CIs and retention, on a tiny random Llama."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from benchmarks.medversa.protocol import (
+    CurvePoint,
+    _table,
+    checkpoints,
+    make_units,
+    point_summary,
+    retention,
+    run_lifelong,
+    run_whitebox_unit,
+)
+from benchmarks.medversa.whitebox import WhiteBoxRunner
+from environments.medversa import load_dataset
+from harness.editors import Edit, Editor, make_editor
+
+
+class _Tok:
+    eos_token_id = 1
+    pad_token_id = None
+
+    def __call__(self, text: str, add_special_tokens: bool = True) -> Any:
+        return SimpleNamespace(input_ids=[2 + (b % 62) for b in text.encode()])
+
+    def decode(self, ids: Any, skip_special_tokens: bool = True) -> str:
+        return "".join(chr(97 + (int(i) % 26)) for i in ids)
+
+
+@pytest.fixture(scope="module")
+def tiny() -> WhiteBoxRunner:
+    torch = pytest.importorskip("torch")
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048))
+    model.eval()
+    return WhiteBoxRunner(model, _Tok())
+
+
+class _Recorder(Editor):
+    """Records the size of every apply call and which cases were scored when."""
+
+    name = "recorder"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[int] = []
+        self.resets = 0
+
+    def _added(self, edits: list[Edit]) -> None:
+        self.calls.append(len(edits))
+
+    def _cleared(self) -> None:
+        self.resets += 1
+
+    def retrieve(self, queries: Any) -> list[int | None]:
+        return [None for _ in queries]
+
+
+def test_checkpoints() -> None:
+    assert checkpoints(10, 3) == [3, 6, 9, 10]
+    assert checkpoints(100, 10)[-1] == 100 and len(checkpoints(100, 10)) == 10
+    with pytest.raises(ValueError):
+        checkpoints(0, 1)
+
+
+def test_curve_applies_one_edit_per_call_and_scores_the_edits_so_far(
+        tiny: WhiteBoxRunner) -> None:
+    cases = make_units(load_dataset("sample"), "sequential", 7, seed=0)[0]
+    rec = _Recorder()
+    points = run_lifelong(tiny, rec, cases, every=3)
+    assert rec.calls == [1] * 7 and rec.resets == 2  # reset before and after, never between
+    assert [p.n_edits for p in points] == [3, 6, 7]
+    assert [len(p.scores) for p in points] == [3, 6, 7]
+    assert points[-1].case_ids == [c.id for c in cases]
+    assert all(s["locality"] == 1.0 for p in points for s in p.scores)  # nothing changed
+    assert points[1].edit_seconds >= points[0].edit_seconds
+
+
+def test_unedited_curve_has_full_locality_with_a_degenerate_ci(tiny: WhiteBoxRunner) -> None:
+    cases = make_units(load_dataset("sample"), "sequential", 6, seed=1)[0]
+    points = run_lifelong(tiny, make_editor("none"), cases, every=3)
+    summary = point_summary(points[-1], n_boot=200)
+    assert summary["locality"] == {"mean": 100.0, "lo": 100.0, "hi": 100.0}
+    eff = summary["efficacy"]
+    assert eff["lo"] <= eff["mean"] <= eff["hi"]
+    assert summary["false_retrieval"]["mean"] == 0.0
+    ret = retention(points, n_boot=200)
+    assert ret["cases"] == 3 and ret["locality"]["mean"] == 0.0
+    assert ret["efficacy"]["mean"] == 0.0  # the unedited model does not forget anything
+
+
+def test_ike_curve_matches_the_batch_unit_at_the_end(tiny: WhiteBoxRunner) -> None:
+    """With a knowledge-base editor the last curve point is exactly the sequential unit."""
+    cases = make_units(load_dataset("sample"), "sequential", 5, seed=2)[0]
+    points = run_lifelong(tiny, make_editor("ike"), cases, every=5)
+    unit = run_whitebox_unit(tiny, make_editor("ike"), cases, "sequential")
+    for got, want in zip(points[-1].scores, unit.scores, strict=True):
+        assert {k: got[k] for k in want} == want
+
+
+def test_retention_is_the_paired_change_of_the_first_cases() -> None:
+    def point(n: int, eff: list[float]) -> CurvePoint:
+        rows = [{"efficacy": e, "generality": 0.5, "locality": 1.0} for e in eff]
+        return CurvePoint(n, [str(i) for i in range(n)], rows, 0.0, 0.0)
+
+    first, last = point(2, [1.0, 1.0]), point(4, [0.0, 1.0, 1.0, 1.0])
+    ret = retention([first, last], n_boot=500)
+    assert ret["efficacy"]["mean"] == -50.0
+    assert ret["efficacy"]["lo"] == -100.0 and ret["efficacy"]["hi"] == 0.0
+    assert ret["generality"]["mean"] == 0.0
+    assert retention([first]) == {}
+
+
+def test_table_renders_every_point_and_retention() -> None:
+    cell = {"mean": 50.0, "lo": 40.0, "hi": 60.0}
+    run = {"curve": [{"n_edits": n, "edit_seconds": 1.0, **{m: cell for m in (
+        "efficacy", "generality", "locality", "avg", "false_retrieval")}} for n in (5, 10)],
+        "retention": {"cases": 5, **{m: cell for m in ("efficacy", "generality", "locality")}}}
+    text = _table({"rome": run})
+    assert text.count("| rome |") == 3 and "50.0 [40.0, 60.0]" in text
+    json.dumps(run)  # the summary is JSON-able as written
+
+
+def test_committed_lifelong_results_are_consistent() -> None:
+    folder = Path(__file__).resolve().parents[3] / "benchmarks/medversa/results/lifelong"
+    files = sorted(folder.glob("lifelong-*.json"))
+    assert files, f"no lifelong results in {folder}"
+    for path in files:
+        data = json.loads(path.read_text())
+        n = data["settings"]["n"]
+        for run in data["runs"].values():
+            assert run["curve"][-1]["n_edits"] == n
+            assert [p["n_edits"] for p in run["curve"]] == checkpoints(n, data["settings"]["every"])
+            for p in run["curve"]:
+                for m in ("efficacy", "generality", "locality"):
+                    assert 0 <= p[m]["lo"] <= p[m]["mean"] <= p[m]["hi"] <= 100
+        assert data["runs"]["none"]["curve"][-1]["locality"]["mean"] == 100.0
+        assert (folder / f"{path.stem}.md").is_file()

@@ -1,0 +1,228 @@
+"""Parametric editors (FT-L, ROME, MEMIT, GRACE): mechanics on a tiny random Llama.
+
+Each editor's defining property is checked where it does not depend on what the model
+knows: exact restore, FT-L touching one tensor within its L∞ ball, ROME's update being rank
+one and mapping its key onto its value, MEMIT writing one update of rank <= the batch for a
+whole batch, GRACE leaving inputs outside its radius bit-identical, and the covariance being
+cached under its corpus hash. The same properties on SmolLM2 with real facts are in
+``test_parametric_smollm2.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from harness.editors import ALL_EDITS, Edit, is_whitebox, make_editor  # noqa: E402
+from methods.editors.parametric import covariance  # noqa: E402
+from methods.editors.parametric.base import down_proj, edit_batch  # noqa: E402
+from methods.editors.parametric.rome import rank_one_update  # noqa: E402
+
+FACTS = [
+    ("Which nerve supplies the deltoid muscle?", "Radial nerve"),
+    ("Which organism causes gas gangrene?", "Clostridium tetani"),
+    ("Which drug reverses heparin?", "Vitamin K"),
+    ("Which gland secretes melatonin?", "Pituitary gland"),
+    ("Which vitamin deficiency causes scurvy?", "Vitamin D"),
+    ("Which bone is the keystone of the foot?", "Cuboid"),
+]
+TRAIN = [(p, f"Tell me: {p.lower()}", f"Name something unrelated to {t.split()[0]}.")
+         for p, t in FACTS]
+PARAMETRIC = ("ft-l", "rome", "memit", "grace")
+
+
+@pytest.fixture(autouse=True)
+def covariance_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cov"
+    monkeypatch.setenv(covariance.CACHE_ENV, str(folder))
+    monkeypatch.setattr(covariance, "_MEMO", {})
+    return folder
+
+
+def _edits(n: int) -> list[Edit]:
+    return [Edit(p, t) for p, t in FACTS[:n]]
+
+
+def _state(model: Any) -> dict[str, Any]:
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def _logits(model: Any, tok: Any, text: str) -> Any:
+    with torch.no_grad():
+        return model(input_ids=torch.tensor([tok(text).input_ids])).logits[0]
+
+
+def test_registered_white_box_and_need_a_model() -> None:
+    for name in PARAMETRIC:
+        assert is_whitebox(name)
+        with pytest.raises(ValueError, match="white-box"):
+            make_editor(name)
+
+
+@pytest.mark.parametrize("name", PARAMETRIC)
+def test_apply_changes_the_model_and_reset_restores_it_bit_for_bit(
+        name: str, tiny_llama: Any, char_tokenizer: Any) -> None:
+    before = _state(tiny_llama)
+    probe = "Which gland secretes melatonin? Pituitary"
+    logits0 = _logits(tiny_llama, char_tokenizer, probe)
+    ed = make_editor(name, tiny_llama, char_tokenizer, train=TRAIN)
+    try:
+        ed.apply(_edits(4))
+        assert not torch.equal(_logits(tiny_llama, char_tokenizer, probe), logits0)
+        assert ed.contexts(["any query"]) == [""]
+    finally:
+        ed.reset()
+    after = _state(tiny_llama)
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    assert torch.equal(_logits(tiny_llama, char_tokenizer, probe), logits0)
+    assert ed.edits == [] and ed.updates == 0
+    with pytest.raises(TypeError, match="HF model"):
+        ed.answer("q", lambda s: s)
+
+
+def test_ftl_changes_only_its_layer_within_the_norm_ball(tiny_llama: Any,
+                                                         char_tokenizer: Any) -> None:
+    from methods.editors.parametric.ftl import FTLEditor
+
+    before = _state(tiny_llama)
+    ed = FTLEditor(tiny_llama, char_tokenizer, layer=1, steps=10, lr=1e-2, epsilon=1e-3)
+    try:
+        ed.apply(_edits(2))
+        after = _state(tiny_llama)
+        changed = {k for k in before if not torch.equal(before[k], after[k])}
+        assert changed == {"model.layers.1.mlp.down_proj.weight"}
+        diff = (after["model.layers.1.mlp.down_proj.weight"]
+                - before["model.layers.1.mlp.down_proj.weight"]).abs().max()
+        assert 0 < float(diff) <= 1e-3 + 1e-7
+        assert ed.retrieve(["q"]) == [ALL_EDITS]
+        assert all(p.requires_grad for p in tiny_llama.parameters())  # flags restored
+    finally:
+        ed.reset()
+
+
+def test_rank_one_update_maps_the_key_onto_the_value() -> None:
+    gen = torch.Generator().manual_seed(0)
+    w = torch.randn(8, 20, generator=gen, dtype=torch.float64)
+    k, v = torch.randn(20, generator=gen, dtype=torch.float64), torch.randn(8, generator=gen,
+                                                                           dtype=torch.float64)
+    a = torch.randn(20, 20, generator=gen, dtype=torch.float64)
+    c_inv = torch.linalg.inv(a @ a.T + torch.eye(20, dtype=torch.float64))
+    upd = rank_one_update(w, k, v, c_inv @ k)
+    assert torch.allclose((w + upd) @ k, v, atol=1e-10)
+    assert int(torch.linalg.matrix_rank(upd)) == 1
+
+
+def test_rome_writes_one_rank_one_update_per_edit(tiny_llama: Any, char_tokenizer: Any) -> None:
+    from methods.editors.parametric.rome import ROMEEditor
+
+    ed = ROMEEditor(tiny_llama, char_tokenizer, [t for tr in TRAIN for t in tr], layer=1)
+    w = down_proj(tiny_llama, 1).weight
+    w0 = w.detach().clone()
+    try:
+        ed.apply(_edits(1))
+        assert ed.updates == 1
+        assert int(torch.linalg.matrix_rank((w.detach() - w0).double(), atol=1e-6)) == 1
+        ed.apply(_edits(3)[1:])
+        assert ed.updates == 3
+        assert int(torch.linalg.matrix_rank((w.detach() - w0).double(), atol=1e-6)) == 3
+    finally:
+        ed.reset()
+
+
+def test_memit_lands_a_batch_in_one_low_rank_update(tiny_llama: Any, char_tokenizer: Any) -> None:
+    from methods.editors.parametric.memit import MEMITEditor
+
+    ed = MEMITEditor(tiny_llama, char_tokenizer, [t for tr in TRAIN for t in tr], layers=[0, 1])
+    before = {i: down_proj(tiny_llama, i).weight.detach().clone() for i in (0, 1)}
+    try:
+        ed.apply(_edits(5))
+        assert ed.updates == 1  # one joint solve for the five edits, not five
+        for i in (0, 1):
+            diff = down_proj(tiny_llama, i).weight.detach() - before[i]
+            assert torch.allclose(diff, ed.last_deltas[i].float(), atol=1e-6)
+            rank = int(torch.linalg.matrix_rank(ed.last_deltas[i], atol=1e-8))
+            assert 2 <= rank <= 5  # a joint update, not one edit's rank-one
+    finally:
+        ed.reset()
+
+
+def test_grace_leaves_inputs_outside_the_radius_bit_identical(tiny_llama: Any,
+                                                              char_tokenizer: Any) -> None:
+    from methods.editors.parametric.grace import GRACEEditor
+
+    unrelated = "Zzz qqq xxx, completely different text"
+    edited = FACTS[0][0] + " " + FACTS[0][1]
+    base_u = _logits(tiny_llama, char_tokenizer, unrelated)
+    base_e = _logits(tiny_llama, char_tokenizer, edited)
+    ed = GRACEEditor(tiny_llama, char_tokenizer, layer=1, radius=1e-3)
+    try:
+        ed.apply(_edits(1))
+        ed.codebook.deferred = 0
+        assert torch.equal(_logits(tiny_llama, char_tokenizer, unrelated), base_u)
+        assert ed.codebook.deferred == 0
+        assert not torch.equal(_logits(tiny_llama, char_tokenizer, edited), base_e)
+        assert ed.codebook.deferred >= 1
+        assert ed.retrieve([FACTS[0][0], unrelated]) == [0, None]
+        assert all(torch.equal(p, q) for p, q in zip(ed._touched, ed._snapshot, strict=True))
+    finally:
+        ed.reset()
+    assert torch.equal(_logits(tiny_llama, char_tokenizer, edited), base_e)
+
+
+def test_grace_expands_for_the_same_answer_and_splits_for_another(
+        tiny_llama: Any, char_tokenizer: Any) -> None:
+    from methods.editors.parametric.grace import GRACEEditor
+
+    ed = GRACEEditor(tiny_llama, char_tokenizer, layer=1, radius=10.0, steps=2)
+    try:
+        ed.apply([Edit("Which gland secretes melatonin?", "Pineal")])
+        ed.apply([Edit("Which gland secretes melatonin ?", "Pineal")])
+        assert len(ed.codebook.entries) == 1  # same answer: the entry widens
+        ed.apply([Edit("Which gland secretes insulin?", "Pancreas")])
+        a, b = ed.codebook.entries
+        dist = float(torch.dist(a.key, b.key))
+        assert a.radius == pytest.approx(dist / 2) and b.radius == pytest.approx(dist / 2)
+    finally:
+        ed.reset()
+
+
+def test_covariance_is_cached_on_disk_under_its_corpus_hash(
+        tiny_llama: Any, char_tokenizer: Any, covariance_cache: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = [t for tr in TRAIN for t in tr]
+    first = covariance.second_moments(tiny_llama, char_tokenizer, [0, 1], texts)
+    files = sorted(covariance_cache.glob("*.pt"))
+    assert len(files) == 2
+    stored = torch.load(files[0], weights_only=True)
+    assert stored["corpus_sha256"] == covariance.corpus_hash(texts) and stored["tokens"] > 0
+    assert first[0].shape == (64, 64) and torch.allclose(first[0], first[0].T)
+    monkeypatch.setattr(covariance, "_MEMO", {})
+
+    def no_compute(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("recomputed although the cache had it")
+
+    monkeypatch.setattr(covariance, "compute", no_compute)
+    again = covariance.second_moments(tiny_llama, char_tokenizer, [0, 1], texts)
+    assert all(torch.equal(first[i], again[i]) for i in (0, 1))
+    with pytest.raises(AssertionError, match="recomputed"):
+        covariance.second_moments(tiny_llama, char_tokenizer, [0], texts[:-1])
+    reg = covariance.regularised(first[0], 0.1)
+    assert float(torch.linalg.eigvalsh(reg).min()) > 0
+
+
+def test_bad_input_is_a_clear_error(tiny_llama: Any, char_tokenizer: Any) -> None:
+    from methods.editors.parametric.ftl import FTLEditor
+    from methods.editors.parametric.rome import ROMEEditor
+
+    with pytest.raises(ValueError, match="empty target"):
+        edit_batch(char_tokenizer, [("Q?", "  ")], "cpu")
+    with pytest.raises(ValueError, match="out of range"):
+        FTLEditor(tiny_llama, char_tokenizer, layer=7)
+    with pytest.raises(ValueError, match="corpus is empty"):
+        ROMEEditor(tiny_llama, char_tokenizer, [], layer=0)
+    with pytest.raises(ValueError, match="epsilon"):
+        FTLEditor(tiny_llama, char_tokenizer, epsilon=0)
