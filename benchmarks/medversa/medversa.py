@@ -18,9 +18,13 @@ fluency. On any other model the task scores the text-match deviation "MedVersa-B
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
 import threading
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model
@@ -35,8 +39,9 @@ from benchmarks.medversa.protocol import (
 )
 from benchmarks.medversa.scorer import medversa_scorer
 from benchmarks.medversa.whitebox import WhiteBoxRunner
-from environments.medversa.load import load_dataset
+from environments.medversa.load import load_dataset, resolve
 from environments.medversa.schema import EditCase
+from environments.medversa.split import Split, check_disjoint, released_train_file, seeded_split
 from harness.editors import EditTriple, editor_names, is_whitebox, make_editor
 from harness.tasks import benchmark
 
@@ -46,6 +51,10 @@ DEFAULT_PROTOCOL: Protocol = "single"
 DEFAULT_BATCH_SIZE = 10
 DEFAULT_SEED = 0
 DEFAULT_FLUENCY_TOKENS = 100
+DEFAULT_TRAIN = "auto"
+FORWARD_STORE_ENV = "EVALSUITE_MEDVERSA_FORWARDS"
+"""Set to a file path to keep the white-box forward cache across processes (the study
+and the full-protocol run then share forwards); unset, the cache lives in the process."""
 WB_LABEL = "MedVersa white-box (spec §2)"
 BB_SYSTEM = "Answer with the shortest possible phrase."
 BB_MAX_TOKENS = 32
@@ -62,10 +71,46 @@ def record_to_sample(unit: list[EditCase], protocol: str, index: int) -> Sample:
     )
 
 
+def train_records(cases: Sequence[EditCase]) -> list[Any]:
+    """What editors that learn train on, one row per train record: (edit prompt,
+    paraphrase, first locality prompt, target_new, its locality answer). ``retrieval``
+    reads the first three fields (its :data:`~harness.editors.EditTriple`), ``medrek`` all
+    five (its prompt encoder needs the answers)."""
+    return [(c.prompt, c.rephrase_prompt, c.locality[0].prompt, c.target_new,
+             c.locality[0].ground_truth) for c in cases]
+
+
 def editor_train() -> list[EditTriple]:
-    """What editors that learn (``retrieval``, ``medrek``) train their projection on: the
-    shipped sample set's (edit prompt, paraphrase, first locality prompt) triples."""
-    return [(c.prompt, c.rephrase_prompt, c.locality[0].prompt) for c in load_dataset("sample")]
+    """(edit prompt, paraphrase, locality prompt) triples of the shipped sample set's train
+    split (what a retriever trains on without the task, e.g. in the latency benchmark)."""
+    return [(r[0], r[1], r[2]) for r in train_records(make_split("sample").train)]
+
+
+def make_split(data: str, train: str = DEFAULT_TRAIN, n_train: int | None = None,
+               seed: int = DEFAULT_SEED) -> Split:
+    """Train and evaluation records for ``data``.
+
+    ``train="auto"``: the released ``train.json`` beside the evaluated file when present
+    (all evaluated records kept), else a seeded split of the records at hand
+    (:func:`environments.medversa.split.seeded_split`, ``n_train`` records or 20%);
+    ``"split"``: always the seeded split; any other value: a file or dataset id to train on.
+    The two sides are checked disjoint either way.
+    """
+    cases = load_dataset(data)
+    source = None
+    if train == "auto":
+        path = resolve(data)
+        source = released_train_file(path) if path.is_file() else None
+    elif train != "split":
+        source = resolve(train)
+    if source is None:
+        return seeded_split(cases, n_train, seed)
+    train_cases = load_dataset(source)
+    if n_train is not None:
+        order = np.random.default_rng(seed).permutation(len(train_cases))[:n_train]
+        train_cases = [train_cases[i] for i in sorted(order)]
+    check_disjoint(train_cases, cases)
+    return Split(tuple(train_cases), tuple(cases), f"released:{source}")
 
 
 _RUNNERS: dict[int, tuple[WhiteBoxRunner, threading.Lock]] = {}
@@ -80,13 +125,24 @@ def _whitebox(api: Any) -> tuple[WhiteBoxRunner, threading.Lock] | None:
         return None
     if id(model) not in _RUNNERS:
         lock = getattr(api, "_lock", None) or threading.Lock()
-        _RUNNERS[id(model)] = (WhiteBoxRunner(model, tokenizer), lock)
+        store = os.environ.get(FORWARD_STORE_ENV) or None
+        _RUNNERS[id(model)] = (WhiteBoxRunner(model, tokenizer, cache=True, store=store), lock)
     return _RUNNERS[id(model)]
 
 
+@functools.lru_cache(maxsize=8)
+def _train_rows(data: str, train: str, n_train: int | None, seed: int) -> list[Any]:
+    """:func:`train_records` of the split, built once per process per split."""
+    return train_records(make_split(data, train, n_train, seed).train)
+
+
 @solver
-def edit_and_probe(editor: str, protocol: Protocol, fluency_tokens: int, seed: int) -> Solver:
-    """Apply the unit's edits with ``editor`` and score every probe (spec §3)."""
+def edit_and_probe(editor: str, protocol: Protocol, fluency_tokens: int, seed: int,
+                   data: str = DEFAULT_DATA, train: str = DEFAULT_TRAIN,
+                   n_train: int | None = None) -> Solver:
+    """Apply the unit's edits with ``editor`` and score every probe (spec §3); editors that
+    learn train on the train split of ``data`` (see :func:`make_split`)."""
+    rows = _train_rows(data, train, n_train, seed)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         cases = [EditCase.from_record(r) for r in state.metadata["cases"]]
@@ -97,8 +153,7 @@ def edit_and_probe(editor: str, protocol: Protocol, fluency_tokens: int, seed: i
 
             def run() -> Any:
                 with lock:
-                    ed = make_editor(editor, runner.model, runner.tokenizer,
-                                     train=editor_train())
+                    ed = make_editor(editor, runner.model, runner.tokenizer, train=rows)
                     return run_whitebox_unit(runner, ed, cases, protocol, fluency_tokens, seed)
 
             result = await asyncio.to_thread(run)
@@ -106,7 +161,7 @@ def edit_and_probe(editor: str, protocol: Protocol, fluency_tokens: int, seed: i
         else:
             if is_whitebox(editor):
                 raise ValueError(f"editor {editor!r} needs an HF model (whitebox/ or hf/)")
-            ed = await asyncio.to_thread(lambda: make_editor(editor, train=editor_train()))
+            ed = await asyncio.to_thread(lambda: make_editor(editor, train=rows))
             config = GenerateConfig(temperature=0.0, max_tokens=BB_MAX_TOKENS)
 
             async def ask(context: str, query: str) -> str:
@@ -139,6 +194,8 @@ def medversa(
     seed: int = DEFAULT_SEED,
     fluency: bool = True,
     fluency_tokens: int = DEFAULT_FLUENCY_TOKENS,
+    train: str = DEFAULT_TRAIN,
+    n_train: int | None = None,
 ) -> Task:
     """MedVersa knowledge editing with one editor under one protocol.
 
@@ -155,16 +212,26 @@ def medversa(
         seed: Shuffle seed (``numpy.random.default_rng``).
         fluency: Sample continuations for the n-gram-entropy fluency metric (white-box).
         fluency_tokens: New tokens per fluency continuation (spec: 100).
+        train: Where ``retrieval``/``medrek`` train: ``auto`` (the released ``train.json``
+            beside ``data`` if present, else a seeded, subject-stratified split of the
+            records at hand that the evaluation never sees), ``split`` (always that split)
+            or a file / dataset id.
+        n_train: Train records for the seeded split (default 20% of the records), or the
+            first ``n_train`` of a released train file after the seeded shuffle.
     """
     if editor not in editor_names():
         raise ValueError(f"editor must be one of {', '.join(editor_names())}, got {editor!r}")
-    units = make_units(load_dataset(data), protocol, batch_size, seed, n)
+    split = make_split(data, train, n_train, seed)
+    units = make_units(list(split.eval), protocol, batch_size, seed, n)
     samples = [record_to_sample(u, protocol, i) for i, u in enumerate(units)]
     return Task(
         dataset=MemoryDataset(samples, name=f"medversa-{protocol}"),
-        solver=edit_and_probe(editor, protocol, fluency_tokens if fluency else 0, seed),
+        solver=edit_and_probe(editor, protocol, fluency_tokens if fluency else 0, seed,
+                              data, train, n_train),
         scorer=medversa_scorer(),
         version="1.0.0",
         metadata={"benchmark": "medversa", "editor": editor, "protocol": protocol,
-                  "batch_size": batch_size if protocol != "single" else 1},
+                  "batch_size": batch_size if protocol != "single" else 1,
+                  "train_split": split.source, "n_train": len(split.train),
+                  "n_eval": len(split.eval)},
     )

@@ -3,14 +3,19 @@
 Spec §4.4: the top-1 edit passed by the prototype gate contributes T soft-prompt vectors that
 are prepended to the input of transformer layer 0 (after the token embeddings); the logits at
 those T positions are dropped, so outputs align with the query's own tokens. Retrieval is the
-same key-aware retriever as :class:`~methods.editors.retrieval.RetrievalEditor`.
+same key-aware retriever as :class:`~methods.editors.retrieval.RetrievalEditor` (MiniLM, the
+shared query–key projection and prototype, trained contrastively on the train split).
 
-Small-scale version (a documented deviation): the value of an edit is the token-embedding
-sequence of its knowledge sentence, and the prompt encoder is a residual linear map
-initialised to zero, i.e. the soft prompt starts as the knowledge sentence's embeddings
-(T = its token count, not a fixed 3). MedREK meta-trains KRM + prompt encoder with
-reliability/generality/locality losses on a 7B model; :meth:`PromptEncoder.delta` is where such
-training would go, and the hooks are the same either way.
+Two editors share the hook mechanism:
+
+* ``medrek`` (:class:`MedREKEditor`), the published method in small: the soft prompt is
+  T = 3 vectors from the trained value head and attention prompt encoder of
+  :mod:`.medrek_train`, trained through the frozen model with the reliability, generality
+  and KL-locality losses on the benchmark's train split (cached on disk by content key).
+* :class:`SoftPromptEditor` (not registered), the untrained mechanism: the soft prompt is
+  the token-embedding sequence of the knowledge sentence, i.e. the retrieved edit's own
+  text entered as embeddings (T = its token count). It scores like ``retrieval`` and is
+  kept as the hook mechanism's reference in tests.
 
 Hooks are registered on the HF ``*ForCausalLM`` module: a pre-hook (with kwargs) on its base
 model replaces ``input_ids`` by ``inputs_embeds`` with the soft prompt in front, and a forward
@@ -21,10 +26,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Hashable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.editors import Edit, Editor, EditTriple, editor
-from methods.editors.retrieval import RetrievalEditor, Retriever
+from methods.editors.retrieval import RetrievalEditor, Retriever, default_encoder
+
+if TYPE_CHECKING:
+    from methods.editors.medrek_train import PromptModules, TrainConfig, TrainReport
 
 
 class PromptEncoder:
@@ -48,12 +56,11 @@ def base_model(model: Any) -> Any:
     return inner
 
 
-@editor("medrek", whitebox=True, extra="cpu",
-        summary="White-box MedREK: retrieved edit as a soft prompt via forward hooks (HF models)")
 class SoftPromptEditor(RetrievalEditor):
-    """Retrieval + soft-prompt injection at layer 0 (white-box only: no text context)."""
+    """Retrieval + soft-prompt injection at layer 0 (white-box only: no text context); the
+    soft prompt is the knowledge sentence's token embeddings (untrained reference)."""
 
-    name = "medrek"
+    name = "soft-text"
 
     def __init__(self, model: Any, tokenizer: Any, retriever: Retriever | None = None,
                  encoder: PromptEncoder | None = None,
@@ -69,7 +76,7 @@ class SoftPromptEditor(RetrievalEditor):
               train: Sequence[EditTriple] | None = None) -> Editor:
         """The white-box editor on ``model`` with a retriever trained on ``train``."""
         if model is None or tokenizer is None:
-            raise ValueError("medrek is white-box: pass the HF model and tokenizer")
+            raise ValueError(f"{cls.name} is white-box: pass the HF model and tokenizer")
         return cls(model, tokenizer, train=train)
 
     def _added(self, edits: list[Edit]) -> None:
@@ -93,11 +100,25 @@ class SoftPromptEditor(RetrievalEditor):
 
     def answer(self, prompt: str, generate: Any) -> str:
         """A black-box model cannot take soft prompts."""
-        raise TypeError("medrek is white-box only: score it on an HF model")
+        raise TypeError(f"{self.name} is white-box only: score it on an HF model")
 
     def hook_keys(self, queries: Sequence[str]) -> list[Hashable]:
         """The retrieved edit decides the soft prompt, so queries with one hit share hooks."""
-        return list(self.retrieve(queries)) if self.edits else [None for _ in queries]
+        if not self.edits:
+            return [None for _ in queries]
+        return [None if hit is None else (self.name, self._prompt_tag(), self.edits[hit])
+                for hit in self.retrieve(queries)]
+
+    def _prompt_tag(self) -> Hashable:
+        """What, besides the edit and the model, decides the soft prompt (a forward cache
+        keys on it): nothing for the embedded-text prompt."""
+        return "embedded-text"
+
+    def soft_prompt_for(self, query: str) -> Any:
+        """The soft prompt ``[T, hidden]`` the query retrieves, or ``None`` (batched
+        generation builds its rows' embeddings from this instead of the hooks)."""
+        hit = self.retrieve([query])[0] if self.edits else None
+        return None if hit is None else self.soft_prompts[hit]
 
     @contextlib.contextmanager
     def hooks(self, model: Any, query: str) -> Iterator[int]:
@@ -141,3 +162,92 @@ class SoftPromptEditor(RetrievalEditor):
         finally:
             for h in handles:
                 h.remove()
+
+
+_MODULES: dict[str, tuple[Any, Any]] = {}
+
+
+def _records(train: Sequence[Any] | None) -> list[tuple[str, str, str, str, str]]:
+    """The 5-field train records MedREK's prompt encoder needs (the retriever uses the first
+    three): a clear error for the 3-field triples other editors take."""
+    if not train:
+        raise ValueError("medrek trains on the benchmark's train split: pass train= records "
+                         "(prompt, paraphrase, locality prompt, target_new, locality answer)")
+    out = []
+    for row in train:
+        if len(row) != 5 or not all(isinstance(x, str) for x in row):
+            raise ValueError("medrek needs 5-field train records (prompt, paraphrase, "
+                             "locality prompt, target_new, locality answer); got "
+                             f"{len(row)} fields")
+        out.append((row[0], row[1], row[2], row[3], row[4]))
+    return out
+
+
+def trained(model: Any, tokenizer: Any, records: Sequence[tuple[str, str, str, str, str]],
+            config: TrainConfig | None = None) -> tuple[PromptModules, TrainReport]:
+    """The trained prompt encoder for (model, records, config): memoised in the process,
+    cached on disk by :func:`methods.editors.medrek_train.trained_modules`."""
+    from methods.editors.medrek_train import TrainConfig, cache_key, trained_modules
+
+    config = config or TrainConfig()
+    key = cache_key(model, records, config, "minilm-l6")
+    if key not in _MODULES:
+        _MODULES[key] = trained_modules(model, tokenizer, records, default_encoder(), config)
+    modules, report = _MODULES[key]
+    return modules, report
+
+
+@editor("medrek", whitebox=True, extra="cpu",
+        summary="MedREK: key-aware retrieval + trained T=3 attention soft prompt (HF models)")
+class MedREKEditor(SoftPromptEditor):
+    """Key-aware retrieval; the retrieved edit enters as T trained soft tokens at layer 0."""
+
+    name = "medrek"
+
+    def __init__(self, model: Any, tokenizer: Any, modules: PromptModules,
+                 retriever: Retriever | None = None,
+                 train: Sequence[EditTriple] | None = None,
+                 feature_encoder: Any = None) -> None:
+        self.modules = modules
+        super().__init__(model, tokenizer, retriever=retriever, train=train)
+        self.feature_encoder = feature_encoder or self.retriever.encoder
+        self.train_report: dict[str, Any] | None = None  # what training did (build sets it)
+        self.modules_key = ""  # the training cache key (build sets it)
+
+    @classmethod
+    def build(cls, *, model: Any = None, tokenizer: Any = None,
+              train: Sequence[EditTriple] | None = None) -> Editor:
+        """MedREK on ``model``: retriever and prompt encoder trained on ``train`` (5-field
+        records; trained once per model, split and settings, then cached)."""
+        if model is None or tokenizer is None:
+            raise ValueError("medrek is white-box: pass the HF model and tokenizer")
+        from dataclasses import asdict
+
+        from methods.editors.medrek_train import TrainConfig
+
+        records = _records(train)
+        modules, report = trained(model, tokenizer, records)
+        built = cls(model, tokenizer, modules, train=[(r[0], r[1], r[2]) for r in records])
+        built.train_report = {**asdict(report), "config": asdict(TrainConfig())}
+        built.modules_key = report.key
+        return built
+
+    def _prompt_tag(self) -> Hashable:
+        """The trained modules' content key (stable across units and processes), else
+        their identity."""
+        return self.modules_key or id(self.modules)
+
+    def _added(self, edits: list[Edit]) -> None:
+        import numpy as np
+        import torch
+
+        from methods.editors.medrek_train import sentence
+
+        self.retriever.add([e.prompt for e in edits])
+        if not edits:
+            return
+        feats = np.asarray(self.feature_encoder.encode(
+            [sentence(e.prompt, e.target) for e in edits]), dtype=np.float32)
+        with torch.inference_mode():
+            soft = self.modules(torch.from_numpy(feats))
+        self.soft_prompts.extend(s.detach().to(self.model.device) for s in soft)

@@ -219,7 +219,8 @@ def default_projection(train: Sequence[TrainTriple | EditTriple], key: str | Non
                        steps: int = DEFAULT_STEPS) -> Projection:
     """A projection trained once per process per training set (``key``: default, a digest
     of the triples). The caller supplies the train split: editors never load data."""
-    triples = [t if isinstance(t, TrainTriple) else TrainTriple(*t) for t in train]
+    # rows may carry more fields (MedREK's 5-field records): the retriever uses the first 3
+    triples = [t if isinstance(t, TrainTriple) else TrainTriple(t[0], t[1], t[2]) for t in train]
     if not triples:
         raise ValueError("the retrieval projection needs at least one training triple")
     if key is None:

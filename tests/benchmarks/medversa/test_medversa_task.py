@@ -50,7 +50,7 @@ def test_record_to_sample_on_a_real_record() -> None:
 
 def test_unknown_editor_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="editor"):
-        medversa(editor="rome")
+        medversa(editor="no-such-editor")
 
 
 # --- white-box runner on a tiny random Llama ---------------------------------------------
