@@ -22,8 +22,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["TARGET", "Game24Item", "Verdict", "make_item", "make_items", "solutions",
-           "verify"]
+__all__ = ["TARGET", "Game24Item", "Verdict", "extract_answer", "make_item", "make_items",
+           "render_prompt", "solvable", "solutions", "verify"]
 
 TARGET = 24
 LOW, HIGH = 1, 13
@@ -85,6 +85,11 @@ def solutions(numbers: tuple[int, ...]) -> tuple[str, ...]:
     """Every distinct solution expression of ``numbers`` (sorted, so the first is stable)."""
     start = tuple((Fraction(n), str(n)) for n in sorted(numbers))
     return tuple(sorted(set(_search(start))))
+
+
+def solvable(numbers: Sequence[int]) -> bool:
+    """Whether some expression of ``numbers`` (each once, + - * /) is exactly 24."""
+    return bool(solutions(tuple(sorted(numbers))))
 
 
 def make_item(index: int, seed: int, size: int = 4) -> Game24Item:
@@ -157,3 +162,41 @@ def verify(answer: str, numbers: Sequence[int]) -> Verdict:
     if value != TARGET:
         return Verdict(False, f"evaluates to {value}, not {TARGET}", value)
     return Verdict(True, "", value)
+
+
+EXAMPLES: dict[int, tuple[tuple[tuple[int, ...], str], ...]] = {
+    3: (
+        ((2, 3, 4), "2 * 3 = 6 (left: 4 6)\n4 * 6 = 24 (left: 24)\nAnswer: (2 * 3) * 4 = 24"),
+        ((1, 5, 5), "5 * 5 = 25 (left: 1 25)\n25 - 1 = 24 (left: 24)\nAnswer: 5 * 5 - 1 = 24"),
+    ),
+    4: (
+        ((4, 9, 10, 13), "13 - 9 = 4 (left: 4 4 10)\n10 - 4 = 6 (left: 4 6)\n"
+                         "4 * 6 = 24 (left: 24)\nAnswer: (10 - 4) * (13 - 9) = 24"),
+        ((1, 4, 8, 8), "8 / 4 = 2 (left: 1 2 8)\n1 + 2 = 3 (left: 3 8)\n"
+                       "3 * 8 = 24 (left: 24)\nAnswer: (1 + 8 / 4) * 8 = 24"),
+    ),
+}
+"""Worked examples (one step per line, then the answer) shown before a puzzle of that size:
+the step-per-line format is what a tree-of-thought decoder branches on."""
+
+
+def render_prompt(numbers: Sequence[int]) -> str:
+    """The puzzle as a prompt: the rules, worked examples of the same size, the numbers."""
+    size = len(numbers)
+    shots = EXAMPLES.get(size, EXAMPLES[4])
+    lines = [f"Use each of the numbers exactly once, with + - * / and parentheses, to make "
+             f"{TARGET}. Write one operation per line with the numbers left, then the answer."]
+    for nums, worked in shots:
+        lines += ["", "Numbers: " + " ".join(map(str, nums)), worked]
+    lines += ["", "Numbers: " + " ".join(map(str, numbers))]
+    return "\n".join(lines)
+
+
+def extract_answer(text: str) -> str:
+    """The expression a reply commits to: the text after the last ``Answer:`` (up to the end
+    of that line), else the reply's last non-empty line."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    for line in reversed(lines):
+        if "answer:" in line.lower():
+            return line[line.lower().rindex("answer:") + len("answer:"):].strip().rstrip(".")
+    return lines[-1].rstrip(".") if lines else ""

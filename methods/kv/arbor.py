@@ -90,9 +90,18 @@ class SearchStats:
     peak_tree_tokens: int = 0
     total_tokens: int = 0
     reprefill_tokens: int = 0
+    reprefills: int = 0
+    """Revisits that re-prefilled a node's evicted tokens (one count per node and visit)."""
     evicted_tokens: int = 0
+    evictions: int = 0
+    """Times a node lost tokens to the budget."""
     expansions: int = 0
     nodes: int = 1
+
+
+STRATEGIES = ("best", "bfs")
+"""``best``: best-first over the whole frontier by path value; ``bfs``: level by level,
+the ``beam`` best nodes of each level expanded (Tree of Thoughts' BFS)."""
 
 
 def _slice(layers: Sequence[LayerKV], start: int, stop: int | None = None) -> list[LayerKV]:
@@ -111,9 +120,16 @@ class TreeSearch:
         expansions: int = 4,
         budget: int | None = None,
         max_tokens: int = 32,
+        segment_end: set[int] | frozenset[int] = frozenset(),
+        strategy: str = "best",
+        beam: int = 2,
     ) -> None:
+        if strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, not {strategy!r}")
+        self.strategy, self.beam = strategy, max(1, beam)
         self.model, self.eos = model, eos
         self.branch, self.segment = max(1, branch), max(1, segment)
+        self.segment_end = frozenset(segment_end)
         self.expansions, self.budget, self.max_tokens = max(1, expansions), budget, max_tokens
         self.stats = SearchStats()
         self.nodes: list[Node] = []
@@ -140,6 +156,7 @@ class TreeSearch:
             left -= keep
             if keep < node.kept:
                 self.stats.evicted_tokens += node.kept - keep
+                self.stats.evictions += 1
                 node.kv = _slice(node.kv, 0, keep) if keep and node.kv is not None else None
 
     # -- search ------------------------------------------------------------------------
@@ -156,6 +173,7 @@ class TreeSearch:
                 device = n.next_logits.device if n.next_logits is not None else "cpu"
                 step(self.model, torch.tensor([missing], device=device), cache)
                 self.stats.reprefill_tokens += len(missing)
+                self.stats.reprefills += 1
                 n.kv = _slice(layers_of(cache), before - n.kept)
         return cache
 
@@ -171,7 +189,7 @@ class TreeSearch:
                 break
             out = step(self.model, torch.tensor([[tokens[-1]]], device=device), cache)
             logits = out.logits[0, -1].float()
-            if len(tokens) >= self.segment:
+            if len(tokens) >= self.segment or tokens[-1] in self.segment_end:
                 break
             lp = torch.log_softmax(logits, -1)
             token = int(torch.argmax(lp))
@@ -201,13 +219,28 @@ class TreeSearch:
         self.stats.nodes = len(self.nodes)
         self._note_peak()
 
+    def _bfs(self, root: Node) -> None:
+        """Tree-of-Thoughts BFS: expand the ``beam`` best open nodes of each level, then move
+        to their children. Every level switches between branches, so with a budget the
+        search keeps returning to evicted nodes (the revisits lazy re-prefill serves)."""
+        level = [root]
+        while level and self.stats.expansions < self.expansions:
+            for node in sorted(level, key=lambda n: n.value(), reverse=True)[: self.beam]:
+                if self.stats.expansions >= self.expansions:
+                    break
+                self.expand(node)
+            children = [c for n in level if n.expanded for c in n.children]
+            level = [c for c in children if not c.finished]
+
     def run(self, prompt_kv: list[LayerKV], first_logits: torch.Tensor) -> Node:
         """Search from the prompt's cache; return the answering leaf."""
         root = Node([], 0.0, None, prompt_kv, first_logits.float())
         self.nodes = [root]
         self.stats.total_tokens = root.kept
         self._note_peak()
-        while True:
+        if self.strategy == "bfs":
+            self._bfs(root)
+        while self.strategy == "best":
             frontier = [n for n in self.nodes if not n.expanded and n is not root or n is root
                         and not root.expanded]
             best = max(frontier, key=lambda n: n.value()) if frontier else root
@@ -246,14 +279,34 @@ def _eos_of(lm: Any) -> set[int]:
     return ids
 
 
+_LINE_ENDS: dict[int, frozenset[int]] = {}
+_REFERENCES: dict[tuple[Any, ...], tuple[list[int], SearchStats]] = {}
+"""Unbudgeted searches by (model, prompt ids, options): the search is deterministic, so the
+cells of a budget sweep that share items (same process) run each reference once."""
+
+
+def line_end_tokens(tokenizer: Any) -> frozenset[int]:
+    """Token ids whose text contains a newline: where a one-line thought ends."""
+    key = id(tokenizer)
+    if key not in _LINE_ENDS:
+        size = len(tokenizer)
+        texts = tokenizer.batch_decode([[i] for i in range(size)])
+        _LINE_ENDS[key] = frozenset(i for i, t in enumerate(texts) if "\n" in t)
+    return _LINE_ENDS[key]
+
+
 @whitebox_method("arborkv")
 class ArborKV(Method):
     """``-M method=arborkv``: budgeted tree-of-thoughts decoding (see module doc).
 
-    Options: ``branch``, ``segment`` (tokens per thought), ``expansions``, ``budget``
-    (tokens of KV for inactive nodes; ``none`` = never evict), ``max_tokens`` (answer
-    length cap; the loop's own cap also applies), ``reference`` (rerun without eviction
-    and report agreement). Decodes greedily inside the tree whatever the loop's sampling.
+    Options: ``branch``, ``segment`` (max tokens per thought), ``thought`` (``tokens``: a
+    thought is ``segment`` tokens; ``line``: it also ends at a newline, so one thought is
+    one reasoning step), ``strategy`` (``best``-first or ToT ``bfs`` with ``beam`` nodes
+    expanded per level), ``expansions``, ``budget`` (tokens of KV for inactive nodes;
+    ``none`` = never evict), ``max_tokens`` (answer length cap; the loop's own cap also
+    applies), ``reference`` (rerun without eviction and report agreement; memoised per
+    prompt, and skipped for ``budget=none``, which is its own reference). Decodes greedily
+    inside the tree whatever the loop's sampling.
     """
 
     name = "arborkv"
@@ -266,26 +319,52 @@ class ArborKV(Method):
         budget: int | str | None = None,
         max_tokens: int = 32,
         reference: bool = True,
+        thought: str = "tokens",
+        strategy: str = "best",
+        beam: int = 2,
     ) -> None:
+        if thought not in ("tokens", "line"):
+            raise ValueError(f"thought must be 'tokens' or 'line', not {thought!r}")
+        if strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, not {strategy!r}")
         self.options: dict[str, Any] = {
             "branch": int(branch), "segment": int(segment), "expansions": int(expansions),
             "budget": None if budget in (None, "none", "inf", "") else int(budget),
-            "max_tokens": int(max_tokens),
+            "max_tokens": int(max_tokens), "strategy": strategy, "beam": int(beam),
         }
+        self.thought = thought
         self.reference = flag(reference)
+
+    def _reference(self, lm: Any, eos: set[int], row: list[LayerKV], logits: torch.Tensor,
+                   prompt: tuple[int, ...], ends: frozenset[int]
+                   ) -> tuple[list[int], SearchStats]:
+        unbounded = {**self.options, "budget": None}
+        key = (id(lm.model), prompt, tuple(sorted(unbounded.items())), self.thought)
+        if key not in _REFERENCES:
+            if len(_REFERENCES) > 4096:
+                _REFERENCES.clear()
+            _REFERENCES[key] = search_tokens(lm.model, eos, row, logits, segment_end=ends,
+                                             **unbounded)
+        return _REFERENCES[key]
 
     def after_prefill(self, lm: Any, view: StepView, states: Sequence[RequestState]) -> Any:
         """Search every row from its unpadded prompt cache; remember the answers."""
         layers = layers_of(view.cache)
         mask = view.attention_mask
         eos = _eos_of(lm)
+        ends = line_end_tokens(lm.tokenizer) if self.thought == "line" else frozenset()
         per_token = full_kv_bytes(lm.model.config, 1)
         for state in states:
             b = state.index
             start = int(mask.shape[1] - mask[b].sum())
             row = [(k[b : b + 1, :, start:], v[b : b + 1, :, start:]) for k, v in layers]
             logits = view.logits[b].float()
-            tokens, stats = search_tokens(lm.model, eos, row, logits, **self.options)
+            prompt = tuple(view.input_ids[b, start:].tolist())
+            if self.options["budget"] is None and self.reference:
+                tokens, stats = self._reference(lm, eos, row, logits, prompt, ends)
+            else:
+                tokens, stats = search_tokens(lm.model, eos, row, logits, segment_end=ends,
+                                              **self.options)
             run = KVRun(
                 tokens, "", int(mask.shape[1] - start),
                 stats.peak_tokens * per_token, stats.total_tokens * per_token,
@@ -294,14 +373,15 @@ class ArborKV(Method):
                 "kv_tree_bytes": stats.peak_tree_tokens * per_token,
                 "kv_tree_bytes_full": (stats.total_tokens - run.prompt_tokens) * per_token,
                 "reprefill_tokens": stats.reprefill_tokens,
+                "reprefills": stats.reprefills,
                 "evicted_tokens": stats.evicted_tokens,
+                "evictions": stats.evictions,
                 "expansions": stats.expansions,
                 "nodes": stats.nodes,
                 "budget": -1 if self.options["budget"] is None else self.options["budget"],
             }
             if self.reference:
-                unbounded = {**self.options, "budget": None}
-                ref, ref_stats = search_tokens(lm.model, eos, row, logits, **unbounded)
+                ref, ref_stats = self._reference(lm, eos, row, logits, prompt, ends)
                 run.exact = ref == tokens
                 run.agreement = prefix_agreement(tokens, ref)
                 run.kv_bytes_full = ref_stats.peak_tokens * per_token

@@ -21,6 +21,7 @@ from harness.results import read_results, read_score_metadata
 
 SCORES = {
     "passkey_match": "passkey_acc",
+    "game24_solved": "game24_acc",
     "kv_stats/kv_bytes": "kv_bytes",
     "kv_stats/kv_bytes_full": "kv_bytes_full",
     "kv_stats/kv_ratio": "kv_ratio",

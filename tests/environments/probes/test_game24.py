@@ -6,7 +6,16 @@ from fractions import Fraction
 
 import pytest
 
-from environments.probes.game24 import make_item, make_items, solutions, verify
+from environments.probes.game24 import (
+    EXAMPLES,
+    extract_answer,
+    make_item,
+    make_items,
+    render_prompt,
+    solutions,
+    solvable,
+    verify,
+)
 
 
 def test_solver_is_exact_and_finds_the_hard_classics() -> None:
@@ -52,3 +61,40 @@ def test_verifier_accepts_equivalent_spellings() -> None:
         verdict = verify(answer, (10, 4, 10, 4))
         assert verdict.ok and verdict.value == Fraction(24)
     assert verify("8 / (3 - 8 / 3)", (3, 8, 3, 8)).ok
+
+
+@pytest.mark.parametrize(("numbers", "expected"), [
+    ((4, 4, 10, 10), True), ((3, 3, 8, 8), True), ((1, 5, 5, 5), True), ((2, 3, 4), True),
+    ((1, 1, 1, 1), False), ((1, 1, 1, 2), False), ((1, 1, 1), False), ((1, 1, 2, 2), False),
+    ((13, 13, 13), False), ((4, 6), True), ((5, 5), False),
+])
+def test_solvable_on_known_instances(numbers: tuple[int, ...], expected: bool) -> None:
+    assert solvable(numbers) is expected
+    assert solvable(tuple(reversed(numbers))) is expected
+
+
+def test_three_number_items_are_solvable_and_seeded() -> None:
+    items = make_items(30, seed=0, size=3)
+    assert items == make_items(30, seed=0, size=3)
+    assert all(len(i.numbers) == 3 and solvable(i.numbers) for i in items)
+    assert all(verify(i.solution, i.numbers).ok for i in items)
+
+
+def test_extract_answer_takes_the_last_answer_line() -> None:
+    reply = "2 * 3 = 6 (left: 4 6)\n4 * 6 = 24 (left: 24)\nAnswer: (2 * 3) * 4 = 24\n"
+    assert extract_answer(reply) == "(2 * 3) * 4 = 24"
+    assert verify(extract_answer(reply), (2, 3, 4)).ok
+    assert extract_answer("answer: 1 + 2\nANSWER: 3 * 8.") == "3 * 8"
+    assert extract_answer("no marker\n  4 * 6  \n") == "4 * 6"
+    assert extract_answer("   ") == ""
+    assert not verify(extract_answer("Answer: 4 * 6 = 24"), (2, 3, 4)).ok
+
+
+@pytest.mark.parametrize("size", sorted(EXAMPLES))
+def test_prompt_examples_are_correct_and_end_with_the_puzzle(size: int) -> None:
+    for numbers, worked in EXAMPLES[size]:
+        assert verify(extract_answer(worked), numbers).ok
+    item = make_item(0, seed=0, size=size)
+    text = render_prompt(item.numbers)
+    assert text.endswith("Numbers: " + " ".join(map(str, item.numbers)))
+    assert text == render_prompt(item.numbers) and "make 24" in text

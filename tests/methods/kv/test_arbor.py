@@ -103,3 +103,72 @@ def test_method_without_eviction_matches_its_reference(lm: Any, chat: str) -> No
     kv = out.data["metadata"]["kv"]
     assert kv["exact"] is True and kv["evicted_tokens"] == 0
     assert kv["kv_bytes"] == kv["kv_bytes_full"]
+
+
+def test_reprefill_restores_the_evicted_prefix_logits(tiny: Any) -> None:
+    import torch
+
+    from methods.kv.arbor import TreeSearch
+    from methods.kv.cache import step
+
+    logits, layers = _prompt(tiny)
+    search = TreeSearch(tiny, set(), branch=2, segment=4, expansions=2, max_tokens=16)
+    search.run(layers, logits)
+    node = next(n for n in search.nodes if n.parent is not None and n.parent.parent is not None
+                and n.next_logits is not None)
+    probe = torch.tensor([[int(torch.argmax(node.next_logits))]])
+    before = step(tiny, probe, search._path_cache(node)).logits[0, -1]
+    for n in node.path()[1:]:  # evict the whole generated prefix, keep the prompt
+        n.kv = None
+    restored = search._path_cache(node)
+    assert search.stats.reprefills == len(node.path()) - 1
+    assert search.stats.reprefill_tokens == len(node.answer())
+    after = step(tiny, probe, restored).logits[0, -1]
+    assert torch.allclose(after, before, atol=1e-5, rtol=1e-5)
+    assert int(torch.argmax(after)) == int(torch.argmax(before))
+
+
+def test_line_thoughts_end_at_segment_end_tokens(tiny: Any) -> None:
+    from methods.kv.arbor import TreeSearch
+
+    logits, layers = _prompt(tiny)
+    ends = set(range(0, 96, 3))  # a third of the vocabulary ends a thought
+    search = TreeSearch(tiny, set(), branch=2, segment=6, expansions=6, max_tokens=24,
+                        segment_end=ends)
+    search.run(layers, logits)
+    thoughts = [n.tokens for n in search.nodes[1:]]
+    assert any(len(t) < 6 for t in thoughts)
+    for t in thoughts:  # a thought stops at its first end token (or the segment cap)
+        assert all(tok not in ends for tok in t[:-1])
+
+
+def test_budgeted_search_revisits_and_counts_reprefills(tiny: Any) -> None:
+    from methods.kv.arbor import TreeSearch
+
+    logits, layers = _prompt(tiny)
+    seen = []
+    for branch, segment in ((3, 2), (3, 3), (2, 2), (4, 2)):
+        search = TreeSearch(tiny, set(), branch=branch, segment=segment, expansions=10,
+                            budget=0, max_tokens=20)
+        search.run(layers, logits)
+        s = search.stats
+        assert (s.reprefills > 0) == (s.reprefill_tokens > 0)
+        assert (s.evictions > 0) == (s.evicted_tokens > 0)
+        assert s.expansions > 3
+        seen.append(s.reprefills)
+    assert max(seen) > 0  # best-first went back to an evicted node at least once
+
+
+def test_bfs_revisits_evicted_nodes_and_keeps_the_answer(tiny: Any) -> None:
+    from methods.kv.arbor import TreeSearch, search_tokens
+
+    logits, layers = _prompt(tiny)
+    options = {"branch": 2, "segment": 3, "expansions": 7, "max_tokens": 15,
+               "strategy": "bfs", "beam": 2}
+    free, free_stats = search_tokens(tiny, set(), layers, logits, **options)
+    tight, stats = search_tokens(tiny, set(), layers, logits, budget=0, **options)
+    assert stats.reprefills > 0 and stats.evictions > 0
+    assert stats.peak_tree_tokens < free_stats.peak_tree_tokens
+    assert tight == free  # eviction is token-extractive: re-prefill restores the same search
+    with pytest.raises(ValueError, match="strategy"):
+        TreeSearch(tiny, set(), strategy="dfs")
