@@ -76,13 +76,9 @@ SFT_VERSION = "1"
 
 
 def _args(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"task arguments {text!r} are not JSON: {err}") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"task arguments {text!r} must be a JSON object")
-    return value
+    from methods.recipes.tinylm import json_object
+
+    return json_object(text)
 
 
 def train_items(task: str, task_args: str, holdout_args: str,
@@ -135,16 +131,7 @@ def arith_sft(options: dict[str, Any], corpus: Corpus, out_dir: Path, seed: int,
         opt = tinylm.make_optimizer(model, cfg)
         gen = torch.Generator().manual_seed(seed)
 
-        def next_batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
-            picks = torch.randint(0, len(rows), (cfg.batch,), generator=gen).tolist()
-            inputs = torch.full((cfg.batch, cfg.seq_len), tinylm.PAD, dtype=torch.long)
-            target = torch.full((cfg.batch, cfg.seq_len), -100, dtype=torch.long)
-            for b, i in enumerate(picks):
-                prompt, answer = rows[i]
-                seq = prompt + answer
-                inputs[b, :len(seq) - 1] = torch.tensor(seq[:-1])
-                target[b, len(prompt) - 1:len(seq) - 1] = torch.tensor(answer)
-            return inputs, target
+        next_batch = tinylm.answer_batches(rows, cfg.batch, gen, width=cfg.seq_len)
 
         log.reset_clock()
         tinylm.train_steps(model, opt, range(1, cfg.steps + 1), next_batch,

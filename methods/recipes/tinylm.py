@@ -287,6 +287,38 @@ def window_batches(data: torch.Tensor, cfg: TinyConfig, seed: int) -> NextBatch:
     return next_batch
 
 
+def answer_batches(rows: list[tuple[list[int], list[int]]], batch: int,
+                   gen: torch.Generator, width: int | None = None) -> NextBatch:
+    """Supervised batches of (prompt, answer) token rows: next-token inputs, targets only
+    on the answer tokens (-100 elsewhere), right-padded to ``width`` (default: the longest
+    picked row). Rows are drawn with replacement from ``gen``, so one seed, one stream."""
+
+    def next_batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
+        picks = torch.randint(0, len(rows), (batch,), generator=gen).tolist()
+        size = width or max(len(rows[i][0]) + len(rows[i][1]) for i in picks) - 1
+        inputs = torch.full((batch, size), PAD, dtype=torch.long)
+        target = torch.full((batch, size), -100, dtype=torch.long)
+        for b, i in enumerate(picks):
+            prompt, answer = rows[i]
+            seq = prompt + answer
+            inputs[b, :len(seq) - 1] = torch.tensor(seq[:-1])
+            target[b, len(prompt) - 1:len(seq) - 1] = torch.tensor(answer)
+        return inputs, target
+
+    return next_batch
+
+
+def json_object(text: str) -> dict[str, Any]:
+    """A JSON object given as text (task arguments in a recipe option); a clear error else."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"task arguments {text!r} are not JSON: {err}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"task arguments {text!r} must be a JSON object")
+    return value
+
+
 def make_optimizer(model: Any, cfg: TinyConfig) -> torch.optim.Optimizer:
     """AdamW (betas 0.9/0.95), weight decay on matrices only."""
     params = [p for p in model.parameters() if p.requires_grad]

@@ -42,13 +42,9 @@ class ScoutData:
 
 
 def _args(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"task arguments {text!r} are not JSON: {err}") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"task arguments {text!r} must be a JSON object")
-    return value
+    from methods.recipes.tinylm import json_object
+
+    return json_object(text)
 
 
 def _arg_name(tool: dict[str, Any]) -> str:

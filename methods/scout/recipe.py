@@ -85,17 +85,7 @@ def scout_sft(options: dict[str, Any], corpus: Corpus, out_dir: Path, seed: int,
         opt = tinylm.make_optimizer(model, cfg)
         gen = torch.Generator().manual_seed(seed)
 
-        def next_batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
-            picks = torch.randint(0, len(rows), (cfg.batch,), generator=gen).tolist()
-            width = max(len(rows[i][0]) + len(rows[i][1]) for i in picks) - 1
-            inputs = torch.full((cfg.batch, width), tinylm.PAD, dtype=torch.long)
-            target = torch.full((cfg.batch, width), -100, dtype=torch.long)
-            for b, i in enumerate(picks):
-                prompt, answer = rows[i]
-                seq = prompt + answer
-                inputs[b, :len(seq) - 1] = torch.tensor(seq[:-1])
-                target[b, len(prompt) - 1:len(seq) - 1] = torch.tensor(answer)
-            return inputs, target
+        next_batch = tinylm.answer_batches(rows, cfg.batch, gen)
 
         log.reset_clock()
         if steps > 0:
