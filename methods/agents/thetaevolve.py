@@ -86,6 +86,7 @@ from pydantic import JsonValue
 from harness.registry import agent_method
 from methods.agents.evolve.database import Database, Program
 from methods.agents.evolve.edits import Edit, classify, edit_shares
+from methods.agents.evolve.format_credit import format_credit
 from methods.agents.evolve.journal import Journal
 from methods.agents.evolve.prompt import SYSTEM, child_prompt
 from methods.agents.evolve.rewards import Outcome, RewardConfig, reward_for
@@ -219,6 +220,7 @@ def thetaevolve(
     reward_shaping: bool = False,
     reward_lo: float = 0.0,
     reward_hi: float = 1.0,
+    reward_format: float = 0.0,
     feature_bins: int = 0,
     full_rewrite: bool = True,
     search: str = "evolve",
@@ -257,6 +259,9 @@ def thetaevolve(
         reward_shaping: Shape rewards as 5*((clip(s)-lo)/(hi-lo))^3 instead of raw fitness.
         reward_lo: Lower clip of the shaping.
         reward_hi: Upper clip of the shaping.
+        reward_format: Weight (0..0.1) of the graded format credit added to the no-diff
+            penalty (not in the paper; 0 = its penalties exactly). Gives a tiny model's
+            groups mixed rewards; see :mod:`methods.agents.evolve.format_credit`.
         feature_bins: Bins per feature of each island's MAP-Elites grid (0: no grid).
         full_rewrite: Accept a response with no diff that is a whole program (or the code
             between the EVOLVE markers) as the child.
@@ -293,7 +298,8 @@ def thetaevolve(
         temperature=temperature,
         max_tokens=max_tokens,
         seed=seed,
-        reward=RewardConfig(shaping=reward_shaping, lo=reward_lo, hi=reward_hi),
+        reward=RewardConfig(shaping=reward_shaping, lo=reward_lo, hi=reward_hi,
+                            format_weight=reward_format),
         feature_bins=feature_bins,
         full_rewrite=full_rewrite,
         search=search,
@@ -568,14 +574,16 @@ class _Run:
         parent = self.db.programs[slot["parent"]]
         outcome, edit, result = await self.judge(parent, response)
         score = float(result["combined_score"]) if outcome is Outcome.VALID else None
-        reward = reward_for(outcome, score, self.config.reward)
+        credit = (format_credit(parent.code, response).credit
+                  if outcome is Outcome.NO_DIFF and self.config.reward.format_weight > 0 else 0.0)
+        reward = reward_for(outcome, score, self.config.reward, credit)
         candidate_id = f"s{step}-{slot['slot']}"
         record: dict[str, Any] = {
             "kind": "candidate", "id": candidate_id, "step": step, "slot": slot["slot"],
             "parent": parent.id, "island": slot["island"], "seed": slot["seed"],
             "outcome": str(outcome), "edit": edit.kind, "score": score,
             "objective": result.get("objective"), "reason": result.get("reason", ""),
-            "reward": reward, "diff": edit.diff_text,
+            "reward": reward, "format_credit": round(credit, 6), "diff": edit.diff_text,
             "tokens": input_tokens + output_tokens, "output_tokens": output_tokens,
             "code": edit.child if outcome is Outcome.VALID else None,
             "rollout": {"prompt": [{"role": m.role, "content": m.text} for m in messages],

@@ -22,7 +22,15 @@ Checkpoints: after every update the weights are a model folder ``run_dir/ckpt-<s
 state beside them, written to a temporary folder and renamed; only the latest is kept.
 :meth:`restore` loads the newest checkpoint at or before the run's last finished step and
 redoes the missing updates from the journal's rollouts. One line per update goes to
-``run_dir/ttrl_log.jsonl`` (reward mean/std, loss, KL, tokens, CPU and wall seconds).
+``run_dir/ttrl_log.jsonl`` (reward mean/std, loss, KL, tokens, CPU and wall seconds, the
+mean |advantage| of the batch, and how far the update moved the trainable weights:
+``delta_norm`` for this update, ``drift_norm`` since the weights were loaded, both L2 over
+all trainable tensors), so a run can show it received gradient at all: a step whose
+groups all tie has advantages 0 and leaves the weights exactly where they were.
+
+A tiny model's no-diff replies all earn the same -0.4, so its groups tie; the solver's
+``reward_format`` (graded format credit, :mod:`methods.agents.evolve.format_credit`, not
+in the paper) breaks those ties.
 
 Scale: the suite runs this with SmolLM2-135M on a CPU for a few steps of a few responses:
 thousands of times fewer samples than the paper (8B models, 32 x 16 responses per step,
@@ -52,7 +60,13 @@ from typing import Any
 import torch
 
 from methods.agents.thetaevolve import RLSettings, Rollout
-from methods.rl.losses import LossOut, grpo_loss, pmd_mean_loss
+from methods.rl.losses import (
+    LossOut,
+    grpo_advantages,
+    grpo_loss,
+    loo_advantages,
+    pmd_mean_loss,
+)
 from methods.rl.policy import Policy
 from methods.rl.rollouts import Batch, Group, RecordedRollouts
 from methods.rl.trainer import (
@@ -64,7 +78,8 @@ from methods.rl.trainer import (
     load_policy,
 )
 
-__all__ = ["LOG_FILE", "TestTimeRL", "base_folder", "group_loss", "main", "transfer"]
+__all__ = ["LOG_FILE", "TestTimeRL", "base_folder", "group_loss", "main", "per_step_format",
+           "transfer"]
 
 LOG_FILE = "ttrl_log.jsonl"
 
@@ -123,6 +138,8 @@ class TestTimeRL:
         self.ref: Any = None
         self.params: list[torch.nn.Parameter] = []
         self.opt: torch.optim.Optimizer | None = None
+        self.start: list[torch.Tensor] | None = None
+        self.start_is_base = True
         self.step = 0
 
     @classmethod
@@ -142,6 +159,10 @@ class TestTimeRL:
             self.params = _select_trainable(self.policy.model, self.settings.trainable)
             self.opt = torch.optim.AdamW(self.params, lr=self.settings.lr, betas=(0.9, 0.99),
                                          weight_decay=0.0)
+            # the trainable weights as loaded: the drift of later updates is measured from
+            # here (from the base only when the run did not resume from a checkpoint)
+            self.start = [p.detach().clone() for p in self.params]
+            self.start_is_base = folder == self.base
             if self.settings.kl_coef > 0 and self.ref is None:
                 self.ref = load_policy(self.base).model
                 self.ref.requires_grad_(False)
@@ -239,6 +260,10 @@ class TestTimeRL:
         s = self.settings
         n = sum(g.tokens.shape[0] for g in batch.groups)
         flat = [float(g.rewards.std(unbiased=False)) == 0.0 for g in batch.groups]
+        advantage = grpo_advantages if s.algo == "grpo" else loo_advantages
+        adv_abs = torch.cat([advantage(g.rewards[None, :]).reshape(-1).abs()
+                             for g in batch.groups])
+        before = [p.detach().clone() for p in self.params]
         losses: list[float] = []
         last: list[LossOut] = []
         for _ in range(s.updates_per_step):
@@ -255,6 +280,10 @@ class TestTimeRL:
             losses.append(total)
         return {"groups": len(batch.groups), "flat_groups": sum(flat), "updates": len(losses),
                 "loss": losses[-1], "tokens": batch.tokens,
+                "mean_abs_advantage": float(adv_abs.mean()),
+                "delta_norm": _norm_diff(self.params, before),
+                "drift_norm": _norm_diff(self.params, self.start) if self.start else None,
+                "drift_from": "base" if self.start_is_base else "resumed checkpoint",
                 "kl": sum(o.kl for o in last) / len(last),
                 "log_ratio": sum(o.log_ratio for o in last) / len(last)}
 
@@ -268,29 +297,42 @@ class TestTimeRL:
                 "updates": rows, "settings": asdict(self.settings)}
 
 
+def _norm_diff(params: Sequence[torch.Tensor], ref: Sequence[torch.Tensor]) -> float:
+    """L2 norm of ``params - ref`` over all tensors (how far an update moved the weights)."""
+    with torch.no_grad():
+        total = sum(float((p.detach().float() - r.float()).pow(2).sum())
+                    for p, r in zip(params, ref, strict=True))
+    return total ** 0.5
+
+
 # ----------------------------------------------------------------------------- transfer
 
 
 def transfer(checkpoint: Path, task: str, out: Path, steps: int, parents_per_step: int,
              responses_per_parent: int, max_tokens: int, task_args: dict[str, Any],
-             base_model: str = "whitebox/smollm2-135m", seed: int = 0) -> dict[str, Any]:
+             base_model: str = "whitebox/smollm2-135m", seed: int = 0,
+             temperature: float = 0.8, reward_format: float = 0.0) -> dict[str, Any]:
     """Inference-only ThetaEvolve on ``task`` with the base model and with ``checkpoint``;
-    the per-step best scores, edit shares and final score of both, as one JSON."""
+    the per-step best scores, edit shares, format credit (when ``reward_format > 0``; it
+    only changes the logged rewards, not the search) and final score of both, as one JSON."""
     from inspect_ai import eval as inspect_eval
     from inspect_ai import task_with
 
     from harness.factorial.cells import load_task
-    from methods.agents.thetaevolve import STORE_SUMMARY, thetaevolve
+    from methods.agents.thetaevolve import STORE_CANDIDATES, STORE_SUMMARY, thetaevolve
 
     arms = {"base": {}, "trained": {"model_path": str(checkpoint)}}
     result: dict[str, Any] = {"task": task, "checkpoint": str(checkpoint), "steps": steps,
                               "parents_per_step": parents_per_step,
                               "responses_per_parent": responses_per_parent,
-                              "max_tokens": max_tokens, "seed": seed, "arms": {}}
+                              "max_tokens": max_tokens, "seed": seed,
+                              "temperature": temperature, "reward_format": reward_format,
+                              "arms": {}}
     for arm, model_args in arms.items():
         solver = thetaevolve(steps=steps, parents_per_step=parents_per_step,
                              responses_per_parent=responses_per_parent, num_islands=1,
-                             max_tokens=max_tokens, seed=seed,
+                             max_tokens=max_tokens, seed=seed, temperature=temperature,
+                             reward_format=reward_format,
                              checkpoint_dir=str(out.parent / f".{out.stem}-{arm}"), resume=False)
         built = task_with(load_task(task, dict(task_args)), solver=solver)
         t_cpu = time.process_time()
@@ -300,6 +342,7 @@ def transfer(checkpoint: Path, task: str, out: Path, steps: int, parents_per_ste
             raise RuntimeError(f"transfer arm {arm} failed: {log.error}")
         sample = log.samples[0]
         summary = sample.store.get(STORE_SUMMARY, {})
+        candidates = sample.store.get(STORE_CANDIDATES, [])
         scores = {name: s.value for name, s in (sample.scores or {}).items()}
         result["arms"][arm] = {
             "model_args": model_args, "scores": scores,
@@ -307,10 +350,27 @@ def transfer(checkpoint: Path, task: str, out: Path, steps: int, parents_per_ste
             "best_objective_per_step": summary.get("best_objective_per_step"),
             "diff_share": summary.get("diff_share"), "rewrite_share": summary.get("rewrite_share"),
             "outcomes": summary.get("outcomes"), "tokens_used": summary.get("tokens_used"),
+            **per_step_format(candidates, steps),
             "cpu_s": round(time.process_time() - t_cpu, 1),
         }
     out.write_text(json.dumps(result, indent=2, default=str) + "\n")
     return result
+
+
+def per_step_format(candidates: Sequence[dict[str, Any]], steps: int) -> dict[str, list[Any]]:
+    """Per step ``1..steps``: responses, valid diffs, full rewrites, and the mean format
+    credit of the candidates (the format-validity curve of a run)."""
+    out: dict[str, list[Any]] = {"responses_per_step": [], "valid_diffs_per_step": [],
+                                 "rewrites_per_step": [], "format_credit_per_step": []}
+    for step in range(1, steps + 1):
+        rows = [c for c in candidates if c.get("step") == step]
+        credits = [float(c.get("format_credit") or 0.0) for c in rows]
+        out["responses_per_step"].append(len(rows))
+        out["valid_diffs_per_step"].append(sum(c.get("edit") == "diff" for c in rows))
+        out["rewrites_per_step"].append(sum(c.get("edit") == "rewrite" for c in rows))
+        out["format_credit_per_step"].append(round(sum(credits) / len(credits), 6)
+                                             if credits else None)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -328,13 +388,16 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--timeout", type=int, default=20)
     t.add_argument("--base-model", default="whitebox/smollm2-135m")
     t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--temperature", type=float, default=0.8)
+    t.add_argument("--reward-format", type=float, default=0.0,
+                   help="log the graded format credit with this weight (0..0.1)")
     args = parser.parse_args(argv)
     if not (args.checkpoint / "config.json").is_file():
         parser.error(f"--checkpoint {args.checkpoint} is not a model folder (no config.json)")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     result = transfer(args.checkpoint, args.task, args.out, args.steps, args.parents_per_step,
                       args.responses_per_parent, args.max_tokens, {"timeout": args.timeout},
-                      args.base_model, args.seed)
+                      args.base_model, args.seed, args.temperature, args.reward_format)
     print(json.dumps({arm: r["scores"] for arm, r in result["arms"].items()}, indent=2))
     return 0
 

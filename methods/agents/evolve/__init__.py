@@ -6,6 +6,7 @@ where an agent needs the model (in :mod:`methods.agents.thetaevolve`)."""
 from methods.agents.evolve.database import Database, Program
 from methods.agents.evolve.diff import DiffBlock, DiffError, apply_diff, parse_diff
 from methods.agents.evolve.edits import EDIT_KINDS, Edit, classify, edit_shares, rewrite_child
+from methods.agents.evolve.format_credit import FormatCredit, format_credit
 from methods.agents.evolve.journal import Journal
 from methods.agents.evolve.rewards import (
     PENALTIES,
@@ -22,6 +23,7 @@ __all__ = [
     "DiffBlock",
     "DiffError",
     "Edit",
+    "FormatCredit",
     "Journal",
     "Outcome",
     "Program",
@@ -29,6 +31,7 @@ __all__ = [
     "apply_diff",
     "classify",
     "edit_shares",
+    "format_credit",
     "parse_diff",
     "reward_for",
     "rewrite_child",

@@ -79,6 +79,10 @@ def test_an_update_consumes_the_recorded_rollouts_of_a_step(base: Path, tmp_path
     row = rl.update(1, _rollouts(1))
     assert row["responses"] == 9 and row["groups"] == 3 and row["flat_groups"] == 1
     assert row["updates"] == 1 and row["tokens"] > 0
+    # 6 of the 9 responses are in groups with spread rewards (|A| ~ 1 each), 2 tie (A = 0)
+    assert 0.5 < row["mean_abs_advantage"] < 1.0
+    assert row["delta_norm"] > 0 and row["drift_norm"] == pytest.approx(row["delta_norm"])
+    assert row["drift_from"] == "base"
     assert row["reward_mean"] == pytest.approx(sum(r.reward for r in _rollouts(1)) / 9)
     ckpt = latest_checkpoint(tmp_path / "rl")
     assert ckpt is not None and ckpt.name == "ckpt-000001"
@@ -89,6 +93,31 @@ def test_an_update_consumes_the_recorded_rollouts_of_a_step(base: Path, tmp_path
     lone = rl.update(2, _rollouts(2)[-1:])
     assert lone["updates"] == 0 and "two or more" in lone["skipped"]
     assert rl.summary()["checkpoint"].endswith("ckpt-000002")
+
+
+def test_a_step_whose_groups_all_tie_leaves_the_weights_where_they_were(
+        base: Path, tmp_path: Path) -> None:
+    rl = TestTimeRL(base, SETTINGS, tmp_path / "rl")
+    rl.restore(0, {})
+    tied = [r for r in _rollouts(1) if r.parent_id == "p2"]  # both -0.4: no diff, no diff
+    row = rl.update(1, tied)
+    assert row["groups"] == 1 and row["flat_groups"] == 1
+    assert row["mean_abs_advantage"] == 0.0 and row["delta_norm"] == 0.0
+    ckpt = latest_checkpoint(tmp_path / "rl")
+    assert ckpt is not None
+    base_sd = load_policy(base).model.state_dict()
+    assert all(torch.equal(t, base_sd[k]) for k, t in load_policy(ckpt).model.state_dict().items())
+
+
+def test_per_step_format_counts_each_step() -> None:
+    from methods.rl.ttrl import per_step_format
+
+    cands = [{"step": 1, "edit": "none", "format_credit": 0.2},
+             {"step": 1, "edit": "diff", "format_credit": 0.0},
+             {"step": 2, "edit": "rewrite", "format_credit": None}]
+    out = per_step_format(cands, 3)
+    assert out == {"responses_per_step": [2, 1, 0], "valid_diffs_per_step": [1, 0, 0],
+                   "rewrites_per_step": [0, 1, 0], "format_credit_per_step": [0.1, 0.0, None]}
 
 
 def test_a_restart_redoes_the_lost_update_exactly(base: Path, tmp_path: Path) -> None:
