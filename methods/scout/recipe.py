@@ -3,9 +3,9 @@
 SCOUT (Harry-mic/SCOUT; "Sub-Scale Collaboration On Unseen Tasks", ICML 2026): small
 scouts explore symbolic and spatial games far more cheaply than an LLM can, and their
 expert trajectories, textualised as dialogues, bootstrap the LLM by SFT (then multi-turn
-RL, not done here). This recipe: tabular Q-learning scouts learn each training instance
-of the task (default ``harness/scout``, ``split=train``: seeds disjoint from the scored
-``test`` split), the solved greedy trajectories become dialogues
+RL: :mod:`methods.scout.multiturn_rl`). This recipe: tabular Q-learning scouts learn each
+training instance of the task (default ``harness/scout``, ``split=train``: seeds disjoint
+from the scored ``test`` split), the solved greedy trajectories become dialogues
 (:mod:`methods.scout.textualise`), every turn is rendered exactly as ``whitebox/`` asks the
 model (:func:`methods.scout.data.window_prompts`), and a seeded tiny byte Llama
 (:mod:`methods.recipes.tinylm`) is trained on the move argument only (cross-entropy on the
