@@ -32,30 +32,31 @@ def _tags(tags: Iterable[str]) -> dict[str, str]:
 
 def cell_means(log_dir: Path, scorer: str = "scout_score") -> dict[tuple[str, str], dict[str,
                                                                                        float]]:
-    """``(product, seed) -> {score: mean over the cell's samples}`` from the logs."""
-    from inspect_ai.log import list_eval_logs, read_eval_log
+    """``(product, seed) -> {score: mean over the cell's samples}`` from the logs (read
+    through :func:`harness.results.read_results`, the suite's one log reader)."""
+    from harness.results import read_results
 
+    frame = read_results(log_dir)
+    if frame.is_empty():
+        raise ValueError(f"no eval logs in {log_dir}")
     out: dict[tuple[str, str], dict[str, float]] = {}
-    for info in list_eval_logs(str(log_dir)):
-        log = read_eval_log(info, header_only=False)
-        tags = _tags(log.eval.tags or [])
+    for (log_file,), rows in frame.group_by(["log_file"], maintain_order=True):
+        name = Path(str(log_file)).name
+        tags = _tags(rows["tags"][0].to_list())
         if "product" not in tags or "seed" not in tags:
-            raise ValueError(f"{info.name}: not tagged with product= and seed=")
-        if log.status != "success" or not log.samples:
-            raise ValueError(f"{info.name}: status {log.status}, no samples to average")
-        sums = dict.fromkeys(SCORES, 0.0)
-        for sample in log.samples:
-            value = (sample.scores or {})[scorer].value
-            if not isinstance(value, dict):
-                raise ValueError(f"{info.name}: {scorer} is not a dict score")
-            for name in SCORES:
-                sums[name] += float(value[name])
+            raise ValueError(f"{name}: not tagged with product= and seed=")
+        if rows["status"][0] != "success":
+            raise ValueError(f"{name}: status {rows['status'][0]}, no samples to average")
+        means: dict[str, float] = {}
+        for score in SCORES:
+            values = rows.filter(rows["score_key"] == f"{scorer}/{score}")["score_value"]
+            if values.is_empty():
+                raise ValueError(f"{name}: no {scorer}/{score} score")
+            means[score] = float(values.cast(float).mean())  # type: ignore[arg-type]
         cell = (tags["product"], tags["seed"])
         if cell in out:
             raise ValueError(f"two logs for product={cell[0]} seed={cell[1]}")
-        out[cell] = {k: v / len(log.samples) for k, v in sums.items()}
-    if not out:
-        raise ValueError(f"no eval logs in {log_dir}")
+        out[cell] = means
     return out
 
 
