@@ -29,7 +29,7 @@ import methods.recipes.procedural  # noqa: F401  (recipe: procedural-pretraining
 import methods.recipes.progressive_depth  # noqa: F401  (recipe: progressive-depth)
 import methods.recipes.qkv_sharing  # noqa: F401  (recipe: qkv-sharing)
 import methods.recipes.rl_pmd  # noqa: F401  (recipes: arith-sft, rl)
-import methods.scout.recipe  # noqa: F401  (recipe: scout-sft)
+import methods.scout.recipe  # noqa: F401  (recipes: scout-sft, scout-sft-ladder)
 import methods.sika_gp.gps  # noqa: F401  (plain methods: sika, gp-inducing, gp-exact)
 import methods.tabpe.synth  # noqa: F401  (plain methods: tab-pe, marginals)
 import methods.tfface.predict  # noqa: F401  (plain methods: tf-face, gru, constant-velocity)

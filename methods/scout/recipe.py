@@ -12,11 +12,12 @@ model (:func:`methods.scout.data.window_prompts`), and a seeded tiny byte Llama
 answer bytes and the end token). ``steps=0`` saves the seeded, untrained model: the
 "untrained" product of the study, same architecture.
 
-Why the tiny LM and not SmolLM2-135M: each training prompt is ~900 bytes (the rules, the
-fallback tools prompt with the ``move`` schema, the board); one SmolLM2 forward pass over
-a move prompt costs 3.67 CPU-s against the tiny model's 0.064 (measured by
-:mod:`methods.scout.cost`), SFT adds the backward pass, and the study's budget on the
-shared 2 cores is ~15 CPU-minutes; a SmolLM2 base is not offered.
+Why a tiny LM here: each training prompt is ~900 bytes (the rules, the fallback tools
+prompt with the ``move`` schema, the board); one SmolLM2 forward pass over a move prompt
+costs 3.67 CPU-s against the tiny model's 0.064 (measured by :mod:`methods.scout.cost`).
+The ladder model itself is taught by ``scout-sft-ladder`` (registered below, built by
+:mod:`methods.scout.ladder_sft`), which trains only SmolLM2's top layers on inputs the
+frozen bottom computes once per shared prompt prefix.
 
 ``scout.json`` in the product: per game, instances scouted, solved, environment
 transitions, CPU seconds, moves of the kept trajectories vs the optimum; and the SFT
@@ -38,7 +39,7 @@ from harness.recipes import TrainLog, recipe
 from methods.scout.data import scout_task, token_rows, window_prompts
 from methods.scout.qlearning import QConfig
 
-__all__ = ["SFT_DEFAULTS", "scout_sft"]
+__all__ = ["LADDER_DEFAULTS", "SFT_DEFAULTS", "scout_sft", "scout_sft_ladder"]
 
 SFT_DEFAULTS: dict[str, Any] = {
     "task": "harness/scout", "task_args": '{"split": "train", "n": 40}',
@@ -98,3 +99,26 @@ def scout_sft(options: dict[str, Any], corpus: Corpus, out_dir: Path, seed: int,
         "sft": {"examples": len(rows), "longest_tokens": longest, "steps": steps,
                 "cpu_s": round(time.process_time() - started, 3)},
     }, indent=2, sort_keys=True) + "\n")
+
+
+LADDER_DEFAULTS: dict[str, Any] = {
+    "task": "harness/scout", "task_args": '{"split": "train", "n": 40}',
+    "episodes": 800, "max_steps": 40, "shaping": True,
+    "base": "smollm2-135m", "top_layers": 4, "max_examples": 240,
+    "steps": 60, "batch": 8, "lr": 2e-4, "threads": 1,
+}
+"""The scouts of ``scout-sft`` (40 training instances per game); 60 AdamW steps of 8 turns
+on SmolLM2-135M's top 4 of 30 decoder layers, over at most 240 turns drawn (seeded) from
+the scouts' dialogues."""
+
+LADDER_VERSION = "1"
+
+
+@recipe("scout-sft-ladder", extra="cpu", version=LADDER_VERSION, defaults=LADDER_DEFAULTS,
+        summary="SmolLM2-135M's top layers fine-tuned on Q-learning scouts' dialogues (SCOUT)")
+def scout_sft_ladder(options: dict[str, Any], corpus: Corpus, out_dir: Path, seed: int,
+                     log: TrainLog) -> None:
+    """The ladder model taught by the scouts (:mod:`methods.scout.ladder_sft`)."""
+    from methods.scout.ladder_sft import build
+
+    build(options, out_dir, seed, log)

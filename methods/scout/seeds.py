@@ -10,6 +10,11 @@ count).
 
     python -m methods.scout.seeds methods/studies/reports/scout/logs_seeds \\
         --out methods/studies/reports/scout/seeds.json
+
+Several log folders may be given (a study's and the later stages' evals, tagged the same
+way); ``--pair A:B`` adds the per-seed difference ``A - B`` of every score over the seeds
+both products have, with a paired t interval (:func:`harness.stats.paired_difference_ci`):
+the question "did multi-turn RL improve on the SFT it started from" is paired by seed.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SCORES", "cell_means", "main", "over_seeds"]
+__all__ = ["SCORES", "cell_means", "main", "over_seeds", "paired"]
 
 SCORES = ("solved", "efficiency", "invalid_calls", "illegal", "moves")
 _BOUNDED = {"solved", "efficiency"}
@@ -60,6 +65,27 @@ def cell_means(log_dir: Path, scorer: str = "scout_score") -> dict[tuple[str, st
     return out
 
 
+def paired(cells: dict[tuple[str, str], dict[str, float]], a: str, b: str) -> dict[str, Any]:
+    """Per score: the per-seed differences ``a - b`` over their common seeds, their mean
+    and its paired 95% t interval (``lo``/``hi`` None with fewer than 2 seeds)."""
+    from harness.stats import paired_difference_ci
+
+    seeds = sorted({s for p, s in cells if p == a} & {s for p, s in cells if p == b}, key=int)
+    if not seeds:
+        raise ValueError(f"products {a!r} and {b!r} share no seed")
+    row: dict[str, Any] = {"seeds": seeds}
+    for score in SCORES:
+        xa = [cells[(a, s)][score] for s in seeds]
+        xb = [cells[(b, s)][score] for s in seeds]
+        diffs = [x - y for x, y in zip(xa, xb, strict=True)]
+        if len(seeds) < 2:
+            row[score] = {"per_seed": diffs, "mean": diffs[0], "lo": None, "hi": None}
+            continue
+        est = paired_difference_ci(xa, xb)
+        row[score] = {"per_seed": diffs, "mean": est.estimate, "lo": est.lo, "hi": est.hi}
+    return row
+
+
 def over_seeds(cells: dict[tuple[str, str], dict[str, float]]) -> dict[str, Any]:
     """Per product and score: per-seed means, their mean and 95% t CI over seeds."""
     from harness.stats import mean_ci
@@ -85,11 +111,27 @@ def over_seeds(cells: dict[tuple[str, str], dict[str, float]]) -> dict[str, Any]
 def main(argv: list[str] | None = None) -> None:
     """Write the over-seeds summary of a study's logs to ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("log_dir", type=Path)
+    parser.add_argument("log_dir", type=Path, nargs="+")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--pair", action="append", default=[], metavar="A:B",
+                        help="also the per-seed difference A - B (repeatable)")
     args = parser.parse_args(argv)
-    summary = {"log_dir": str(args.log_dir), "ci": "95% t interval over per-seed means",
-               "products": over_seeds(cell_means(args.log_dir))}
+    cells: dict[tuple[str, str], dict[str, float]] = {}
+    for folder in args.log_dir:
+        found = cell_means(folder)
+        twice = sorted(set(found) & set(cells))
+        if twice:
+            raise ValueError(f"{folder}: cells already read from another folder: {twice}")
+        cells.update(found)
+    dirs = [str(d) for d in args.log_dir]
+    summary: dict[str, Any] = {"log_dir": dirs[0] if len(dirs) == 1 else dirs,
+                               "ci": "95% t interval over per-seed means",
+                               "products": over_seeds(cells)}
+    for spec in args.pair:
+        a, sep, b = spec.partition(":")
+        if not sep or not a or not b:
+            raise SystemExit(f"--pair wants A:B, got {spec!r}")
+        summary.setdefault("paired", {})[f"{a} - {b}"] = paired(cells, a, b)
     args.out.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     print(args.out.read_text())
 

@@ -26,3 +26,22 @@ def test_over_seeds_gives_a_t_interval_over_seed_means() -> None:
     assert sft["invalid_calls"]["hi"] - 3.0 == pytest.approx(4.303 / 3 ** 0.5, abs=1e-3)
     assert out["base"]["invalid_calls"] == {"per_seed": [7.0, 7.0], "mean": 7.0,
                                             "lo": 7.0, "hi": 7.0}
+
+
+def test_paired_difference_over_common_seeds() -> None:
+    from methods.scout.seeds import paired
+
+    cells = {("rl", "0"): _cell(0.25, 2.0), ("rl", "1"): _cell(0.0, 1.0),
+             ("rl", "2"): _cell(0.5, 4.0), ("sft", "0"): _cell(0.0, 3.0),
+             ("sft", "1"): _cell(0.0, 2.0), ("sft", "2"): _cell(0.25, 6.0),
+             ("sft", "3"): _cell(1.0, 0.0)}
+    row = paired(cells, "rl", "sft")
+    assert row["seeds"] == ["0", "1", "2"]  # seed 3 has no rl cell
+    assert row["solved"]["per_seed"] == [0.25, 0.0, 0.25]
+    assert row["solved"]["mean"] == pytest.approx(1 / 6)
+    # differences -1, -1, -2: mean -4/3, sd 1/sqrt(3), half-width t(2) * sd / sqrt(3)
+    half = 4.303 * (1 / 3 ** 0.5) / 3 ** 0.5
+    assert row["invalid_calls"]["mean"] == pytest.approx(-4 / 3)
+    assert row["invalid_calls"]["hi"] == pytest.approx(-4 / 3 + half, abs=1e-3)
+    with pytest.raises(ValueError, match="share no seed"):
+        paired(cells, "rl", "nothing")
