@@ -12,6 +12,12 @@ counted from each row's first real token, so a row's tokens do not depend on its
 neighbours (up to float rounding in padded matmuls). Each row samples from its own
 ``torch.Generator`` seeded with the request's seed, so sampled replies repeat whatever batch
 a request lands in.
+
+Shared prefill: rows whose prompts tokenise identically (``n`` samples of one prompt) are
+prefilled once; the cache, logits, hidden states and captures of that forward are then
+expanded to every row, so an item costs one prefill plus ``n`` short decodes. The rows
+sample exactly as if each had been prefilled itself (tested), up to float rounding between a
+1-row and an n-row matmul.
 """
 
 from __future__ import annotations
@@ -113,8 +119,10 @@ def decode(
     params: DecodeParams,
     method: Method | None = None,
     return_cache: bool = False,
+    share_prefill: bool = True,
 ) -> list[Decoded]:
-    """Generate for every prompt in one left-padded batch, calling ``method``'s hooks."""
+    """Generate for every prompt in one left-padded batch, calling ``method``'s hooks
+    (identical prompts prefilled once when ``share_prefill``)."""
     import torch
 
     method = method or Method()
@@ -154,7 +162,15 @@ def decode(
 
     try:
         with torch.no_grad():
-            view = forward(0, ids, mask, positions, None)
+            firsts = _first_rows(encoded) if share_prefill else list(range(len(encoded)))
+            if len(set(firsts)) < len(encoded):
+                unique = sorted(set(firsts))
+                rows = torch.tensor(unique, device=lm.device)
+                view = forward(0, ids[rows], mask[rows], positions[rows], None)
+                view = _expand(view, torch.tensor([unique.index(f) for f in firsts],
+                                                  device=lm.device), ids, mask)
+            else:
+                view = forward(0, ids, mask, positions, None)
             cache = method.after_prefill(lm, view, states)
             if cache is not None:
                 view.cache = cache
@@ -207,6 +223,25 @@ def decode(
             )
         )
     return results
+
+
+def _first_rows(encoded: Sequence[Sequence[int]]) -> list[int]:
+    """For each row, the first row with the same token ids (itself if none before it)."""
+    seen: dict[tuple[int, ...], int] = {}
+    return [seen.setdefault(tuple(e), i) for i, e in enumerate(encoded)]
+
+
+def _expand(view: StepView, index: Any, ids: Any, mask: Any) -> StepView:
+    """The prefill ``view`` of the distinct rows, gathered out to every row by ``index``."""
+    view.cache.batch_select_indices(index)  # in place; repeated indices copy the rows
+
+    def take(tensor: Any) -> Any:
+        return tensor.index_select(0, index)
+
+    return StepView(
+        view.step, ids, mask, {k: take(v) for k, v in view.hidden.items()},
+        {k: take(v) for k, v in view.captures.items()}, view.cache, take(view.logits),
+    )
 
 
 def _choose(z: Any, keep: Any, temperature: float, generators: Sequence[Any]) -> list[int]:

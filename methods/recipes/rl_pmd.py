@@ -23,8 +23,8 @@ Two recipes:
 
 Held-out items: training items come from the task built with ``task_args`` (default seed
 1); every item whose prompt also appears in the task built with ``holdout_args`` (default
-``{"n": 64, "seed": 0}``, what the study scores) is dropped, so no scored item is trained
-on (``rl.json`` / ``sft.json`` record how many were dropped).
+``{"n": 64, "seed": 0, "family": "sum2"}``, what the study scores) is dropped, so no
+scored item is trained on (``rl.json`` / ``sft.json`` record how many were dropped).
 
 Resumable: the run's checkpoints live in ``<cache>/recipes/rl/.<hash16>.run/`` (the
 product's own key), so a build killed part-way resumes from its last checkpoint when the
@@ -51,8 +51,10 @@ from harness.recipes import TrainLog, build_product, product_key, recipe
 __all__ = ["RL_DEFAULTS", "SFT_DEFAULTS", "arith_sft", "rl", "train_items"]
 
 SFT_DEFAULTS: dict[str, Any] = {
-    "task": "harness/esamp_arith", "task_args": '{"n": 2000, "seed": 1}',
-    "holdout_args": '{"n": 64, "seed": 0}', "steps": 400, "batch": 32, "lr": 3e-3,
+    "task": "harness/esamp_arith",
+    "task_args": '{"n": 2000, "seed": 1, "family": "sum2"}',
+    "holdout_args": '{"n": 64, "seed": 0, "family": "sum2"}',
+    "steps": 400, "batch": 32, "lr": 3e-3,
     "d_model": 128, "n_layers": 4, "threads": 1,
 }
 """400 AdamW steps of 32 items on a 4-layer, d=128 byte Llama (~30 CPU-s): the product

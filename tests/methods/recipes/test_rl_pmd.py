@@ -18,8 +18,8 @@ from harness.results import read_training_log  # noqa: E402
 from methods.recipes import rl_pmd  # noqa: E402
 
 TOY: dict[str, Any] = {"sft_steps": 20, "sft_d_model": 32, "sft_n_layers": 1,
-                       "sft_task_args": '{"n": 60, "seed": 1}',
-                       "sft_holdout_args": '{"n": 300, "seed": 0}'}
+                       "sft_task_args": '{"n": 60, "seed": 1, "family": "sum2"}',
+                       "sft_holdout_args": '{"n": 300, "seed": 0, "family": "sum2"}'}
 RL_TOY = {**TOY, "steps": 3, "prompts_per_step": 2, "k": 2, "max_new_tokens": 4,
           "ckpt_every": 2, "algo": "grpo", "staleness": 1}
 
@@ -29,10 +29,11 @@ def _sft(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_held_out_items_are_dropped() -> None:
-    _, items, dropped = rl_pmd.train_items("harness/esamp_arith", '{"n": 60, "seed": 1}',
-                                           '{"n": 300, "seed": 0}')
-    _, held, _ = rl_pmd.train_items("harness/esamp_arith", '{"n": 300, "seed": 0}',
-                                    '{"n": 1, "seed": 99}')
+    sums = ', "family": "sum2"}'
+    _, items, dropped = rl_pmd.train_items("harness/esamp_arith", '{"n": 60, "seed": 1' + sums,
+                                           '{"n": 300, "seed": 0' + sums)
+    _, held, _ = rl_pmd.train_items("harness/esamp_arith", '{"n": 300, "seed": 0' + sums,
+                                    '{"n": 1, "seed": 99' + sums)
     prompts = {json.dumps(i.prompt) for i in held}
     assert dropped > 0 and len(items) == 60 - dropped
     assert not any(json.dumps(i.prompt) in prompts for i in items)
@@ -62,7 +63,7 @@ def test_rl_product_is_reproducible_and_scored_by_the_engine(tmp_path: Path) -> 
 
     from harness.factorial.cells import load_task
 
-    task = load_task("harness/esamp_arith", {"n": 2, "k": 2, "seed": 0})
+    task = load_task("harness/esamp_arith", {"n": 2, "samples": 2, "seed": 0, "family": "sum2"})
     log = inspect_eval(task, model="whitebox/tinylm", model_args={"model_path": str(first)},
                        display="none", log_dir=str(tmp_path / "logs"))[0]
     assert log.status == "success"
