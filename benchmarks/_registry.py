@@ -19,6 +19,8 @@ import benchmarks.medversa.medversa  # noqa: F401
 import benchmarks.medversa.policies  # noqa: F401
 import benchmarks.methods.cdat.cdat  # noqa: F401
 import benchmarks.methods.hmh.hmh  # noqa: F401
+import benchmarks.methods.household.household  # noqa: F401
+import benchmarks.methods.household.policies  # noqa: F401
 import benchmarks.methods.kupbi.kupbi  # noqa: F401
 import benchmarks.methods.scout.policies  # noqa: F401
 import benchmarks.methods.scout.scout  # noqa: F401

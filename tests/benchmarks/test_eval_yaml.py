@@ -26,7 +26,8 @@ FOLDERS = ["arithmetic", "causalgame", "formulacode", "medversa", "open_problems
            "worldtravel", "worldtravel_webscape", "methods/tpg", "methods/treca",
            "methods/sika_gp", "methods/hmh",
            "methods/ucast", "methods/tfface",
-           "methods/cdat", "methods/tabpe", "methods/kupbi", "methods/scout", "methods/udm"]
+           "methods/cdat", "methods/tabpe", "methods/kupbi", "methods/scout", "methods/udm",
+           "methods/household"]
 TASKS: dict[str, str] = {
     "arithmetic": "benchmarks.arithmetic.arithmetic:arithmetic",
     "causalgame": "benchmarks.causalgame.causalgame:causalgame",
@@ -53,6 +54,7 @@ TASKS: dict[str, str] = {
     "tabpe": "benchmarks.methods.tabpe.tabpe:tabpe",
     "kupbi": "benchmarks.methods.kupbi.kupbi:kupbi",
     "scout": "benchmarks.methods.scout.scout:scout",
+    "household": "benchmarks.methods.household.household:household",
     "udm_grpo": "benchmarks.methods.udm.udm:udm_grpo",
 }
 """Task name -> its ``@task`` function (imported directly: tests may import benchmarks)."""

@@ -240,7 +240,9 @@ def lightwm(
 
     Args:
         schema: A family name under ``methods/agents/lightwm_schemas/``, a schema file, or
-            None for the generic one-subtask schema.
+            None for the generic one-subtask schema. ``{key}`` placeholders are filled from
+            the sample's metadata (``household_{goal_kind}``: one family per task type, as
+            the paper induces one schema per ALFWorld task type).
         max_steps: Action calls per episode (fill and update calls not counted).
         updater: ``model`` (deterministic patches plus a model-written JSON patch per
             observation) or ``rules`` (deterministic patches only; half the calls).
@@ -256,7 +258,8 @@ def lightwm(
         raise ValueError(f"updater must be 'model' or 'rules', got {updater!r}")
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        ep = _Episode(state, load_schema(schema), get_model(), field_chars, json_max_tokens)
+        ep = _Episode(state, load_schema(schema_for(schema, state.metadata)), get_model(),
+                      field_chars, json_max_tokens)
         await ep.fill(fill)
         turns: list[ChatMessage] = []
         for _ in range(max_steps):
@@ -304,6 +307,16 @@ def lightwm(
         return state
 
     return solve
+
+
+def schema_for(schema: str | None, metadata: dict[str, Any]) -> str | None:
+    """``schema`` with ``{key}`` filled from the sample's metadata (unchanged without braces)."""
+    if schema is None or "{" not in schema:
+        return schema
+    try:
+        return schema.format(**metadata)
+    except KeyError as exc:
+        raise ValueError(f"schema {schema!r} names metadata key {exc} the sample lacks") from exc
 
 
 def _call_arguments(message: ChatMessageAssistant, call_id: str | None) -> dict[str, Any]:

@@ -258,6 +258,7 @@ def induce_schema(traces: list[Trace], family: str) -> Schema:
         init_rules=rules,
         subtasks=subtasks,
         traces=len(traces),
+        induction={"method": "rules", "base_sequence_share": counts[base] / len(traces)},
     )
 
 

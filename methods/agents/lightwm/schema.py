@@ -113,6 +113,9 @@ class Schema(_Model):
     init_rules: list[InitRule] = Field(default_factory=list)
     subtasks: list[Subtask] = Field(min_length=1)
     traces: int = 0  # how many successful traces it was induced from
+    induction: dict[str, Any] | None = None
+    """How the schema was made (``method`` rules/llm, the inducing model, its raw reply, the
+    repairs made to it and, when the reply was unusable, the ``fallback`` reason)."""
 
     def field(self, name: str) -> FieldSpec:
         """The spec of ``name`` (an undeclared field is ``any``)."""
