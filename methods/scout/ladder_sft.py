@@ -53,17 +53,15 @@ Row = tuple[list[int], list[int]]
 
 
 def load_base(name: str) -> tuple[Any, Any]:
-    """The ladder model ``name`` as a float32 transformers model and its tokenizer."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
+    """The ladder model ``name`` in float32 and its tokenizer, loaded as ``whitebox/``
+    loads it (:meth:`harness.models.whitebox.WhiteBoxLM.load`; SmolLM2's dequantised
+    folder, or the ladder rung's)."""
     from harness.models.weights import SMOLLM2_NAMES
-    from harness.models.whitebox import ensure_hf_copy, ladder_hf_copy
+    from harness.models.whitebox import WhiteBoxLM, ladder_hf_copy
 
-    folder = ensure_hf_copy() if name in SMOLLM2_NAMES else ladder_hf_copy(name)
-    model = AutoModelForCausalLM.from_pretrained(str(folder), local_files_only=True,
-                                                 dtype=torch.float32)
-    tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-    return model, tokenizer
+    lm = WhiteBoxLM.load(None if name in SMOLLM2_NAMES else ladder_hf_copy(name),
+                         dtype="float32")
+    return lm.model, lm.tokenizer
 
 
 def prefix_groups(rows: Sequence[Row]) -> list[tuple[int, list[int]]]:
