@@ -402,8 +402,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     folder = ensure_hf_copy() if args.model == "smollm2-135m" else ladder_hf_copy(args.model)
     lm = WhiteBoxLM.load(folder)
     runner = WhiteBoxRunner(lm.model, lm.tokenizer)
-    runs: dict[str, dict[str, Any]] = {}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = args.stem or f"lifelong-n{args.n}"
+    settings = {"model": args.model, "data": str(args.data), "n": args.n, "every": args.every,
+                "seed": args.seed, "case_ids": [c.id for c in cases],
+                "bootstrap": {"n_boot": DEFAULT_BOOT, "level": 0.95, "cluster": "record"},
+                "command": "python -m benchmarks.medversa.protocol " + " ".join(
+                    argv if argv is not None else __import__("sys").argv[1:])}
+    # resumable: editors already in a file written with the same design are kept, not rerun
+    runs = _resumed_runs(out / f"{stem}.json", settings)
     for name in [e.strip() for e in args.editors.split(",") if e.strip()]:
+        if name in runs:
+            print(f"[{name}] kept from {out / stem}.json")
+            continue
         started = time.perf_counter()
         editor = make_editor(name, lm.model, lm.tokenizer, train=train)
         build = time.perf_counter() - started
@@ -413,22 +425,44 @@ def main(argv: Sequence[str] | None = None) -> int:
                       "curve": [point_summary(p, seed=args.seed) for p in points],
                       "retention": retention(points, seed=args.seed),
                       "scores": {p.n_edits: p.scores for p in points[-1:]}}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    stem = args.stem or f"lifelong-n{args.n}"
-    settings = {"model": args.model, "data": str(args.data), "n": args.n, "every": args.every,
-                "seed": args.seed, "case_ids": [c.id for c in cases],
-                "bootstrap": {"n_boot": DEFAULT_BOOT, "level": 0.95, "cluster": "record"},
-                "command": "python -m benchmarks.medversa.protocol " + " ".join(
-                    argv if argv is not None else __import__("sys").argv[1:])}
+        _write_lifelong(out, stem, settings, runs)
+    _write_lifelong(out, stem, settings, runs)
+    print(f"wrote {out / stem}.json and .md")
+    return 0
+
+
+_DESIGN_KEYS = ("model", "data", "n", "every", "seed", "case_ids")
+
+
+def _resumed_runs(path: Any, settings: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The runs of an earlier file at ``path`` when its design (model, data, n, every, seed
+    and the exact case ids) is this run's; an empty dict when there is none. A file with a
+    different design is an error, never silently overwritten or mixed in."""
+    import json
+
+    if not path.exists():
+        return {}
+    earlier = json.loads(path.read_text())
+    old = earlier.get("settings", {})
+    differing = [k for k in _DESIGN_KEYS if old.get(k) != settings[k]]
+    if differing:
+        raise SystemExit(f"{path} was written with another design ({', '.join(differing)} "
+                         "differ); pass --stem or --out to write elsewhere")
+    return dict(earlier.get("runs", {}))
+
+
+def _write_lifelong(out: Any, stem: str, settings: dict[str, Any],
+                    runs: dict[str, dict[str, Any]]) -> None:
+    """Write ``<stem>.json`` and ``<stem>.md``; called after every editor so a long run
+    that stops keeps what it finished."""
+    import json
+
     (out / f"{stem}.json").write_text(json.dumps({"settings": settings, "runs": runs},
                                                  indent=1) + "\n")
     (out / f"{stem}.md").write_text(
-        f"# Lifelong editing: {args.n} sequential edits, {args.model}\n\n"
+        f"# Lifelong editing: {settings['n']} sequential edits, {settings['model']}\n\n"
         f"`{settings['command']}`\n\nScores × 100 over the cases edited so far, 95% "
         f"bootstrap CIs over records ({DEFAULT_BOOT} resamples).\n\n" + _table(runs))
-    print(f"wrote {out / stem}.json and .md")
-    return 0
 
 
 if __name__ == "__main__":

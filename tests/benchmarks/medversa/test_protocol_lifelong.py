@@ -12,6 +12,8 @@ import pytest
 from benchmarks.medversa.protocol import (
     CurvePoint,
     _table,
+    _resumed_runs,
+    _write_lifelong,
     checkpoints,
     make_units,
     point_summary,
@@ -148,3 +150,17 @@ def test_committed_lifelong_results_are_consistent() -> None:
                     assert 0 <= p[m]["lo"] <= p[m]["mean"] <= p[m]["hi"] <= 100
         assert data["runs"]["none"]["curve"][-1]["locality"]["mean"] == 100.0
         assert (folder / f"{path.stem}.md").is_file()
+
+
+def test_a_stopped_lifelong_run_resumes_only_on_the_same_design(tmp_path: Path) -> None:
+    settings = {"model": "m", "data": "d", "n": 4, "every": 2, "seed": 0, "case_ids": ["a", "b"],
+                "command": "first"}
+    run = {"curve": [], "retention": {}}
+    _write_lifelong(tmp_path, "lifelong-n4", settings, {"none": run})
+    assert (tmp_path / "lifelong-n4.md").is_file()
+    again = {**settings, "command": "second"}  # the command line may differ, the design not
+    assert _resumed_runs(tmp_path / "lifelong-n4.json", again) == {"none": run}
+    assert _resumed_runs(tmp_path / "absent.json", again) == {}
+    other = {**settings, "case_ids": ["a", "c"]}
+    with pytest.raises(SystemExit, match="case_ids"):
+        _resumed_runs(tmp_path / "lifelong-n4.json", other)
