@@ -197,6 +197,30 @@ def trained(model: Any, tokenizer: Any, records: Sequence[tuple[str, str, str, s
     return modules, report
 
 
+STEPS_ENV = "EVALSUITE_MEDREK_STEPS"
+
+
+def train_config() -> TrainConfig:
+    """The training settings ``medrek`` builds with: the defaults, with the number of steps
+    from ``$EVALSUITE_MEDREK_STEPS`` when set (the budget is part of the cache key, so each
+    budget trains, or loads, its own encoder)."""
+    import os
+
+    from methods.editors.medrek_train import TrainConfig
+
+    raw = os.environ.get(STEPS_ENV, "").strip()
+    if not raw:
+        return TrainConfig()
+    try:
+        steps = int(raw)
+    except ValueError:
+        msg = f"{STEPS_ENV}={raw!r}: expected a whole number of training steps"
+        raise ValueError(msg) from None
+    if steps < 0:
+        raise ValueError(f"{STEPS_ENV}={steps}: the number of steps cannot be negative")
+    return TrainConfig(steps=steps)
+
+
 @editor("medrek", whitebox=True, extra="cpu",
         summary="MedREK: key-aware retrieval + trained T=3 attention soft prompt (HF models)")
 class MedREKEditor(SoftPromptEditor):
@@ -223,12 +247,11 @@ class MedREKEditor(SoftPromptEditor):
             raise ValueError("medrek is white-box: pass the HF model and tokenizer")
         from dataclasses import asdict
 
-        from methods.editors.medrek_train import TrainConfig
-
         records = _records(train)
-        modules, report = trained(model, tokenizer, records)
+        config = train_config()
+        modules, report = trained(model, tokenizer, records, config)
         built = cls(model, tokenizer, modules, train=[(r[0], r[1], r[2]) for r in records])
-        built.train_report = {**asdict(report), "config": asdict(TrainConfig())}
+        built.train_report = {**asdict(report), "config": asdict(config)}
         built.modules_key = report.key
         return built
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -231,8 +231,17 @@ class _Frozen:
 
 def train_modules(model: Any, tokenizer: Any, records: Sequence[TrainRecord],
                   encoder: Encoder, config: TrainConfig = TrainConfig(),
-                  log_every: int = 0) -> tuple[PromptModules, TrainReport]:
-    """Train a fresh :class:`PromptModules` through the frozen ``model`` (spec §4.5)."""
+                  log_every: int = 0,
+                  on_step: Callable[[int, PromptModules, list[dict[str, float]]], None]
+                  | None = None,
+                  ) -> tuple[PromptModules, TrainReport]:
+    """Train a fresh :class:`PromptModules` through the frozen ``model`` (spec §4.5).
+
+    ``on_step(steps_done, modules, losses_so_far)`` is called before the first step (0) and
+    after every step, so a caller can score the encoder along one run (a training-budget
+    curve) instead of retraining per budget. It must leave the modules unchanged (score
+    under no-grad). Nothing random is drawn between steps, so the modules after ``c`` steps
+    are exactly those of a run with ``steps=c`` (:func:`store_trained` can cache them)."""
     if len(records) < 1:
         raise ValueError("MedREK training needs at least one train record")
     bad = [r for r in records if len(r) != 5]
@@ -260,6 +269,8 @@ def train_modules(model: Any, tokenizer: Any, records: Sequence[TrainRecord],
     order = torch.randperm(len(records), generator=gen)
     cursor = 0
     with _Frozen(model):
+        if on_step is not None:
+            on_step(0, modules, losses)
         for step in range(config.steps):
             if cursor + b > len(records):
                 order, cursor = torch.randperm(len(records), generator=gen), 0
@@ -291,8 +302,11 @@ def train_modules(model: Any, tokenizer: Any, records: Sequence[TrainRecord],
             losses.append({"step": float(step), "rel": float(l_rel.detach()),
                            "gen": float(l_gen.detach()), "loc": float(l_loc.detach())})
             if log_every and (step % log_every == 0 or step == config.steps - 1):
-                print(f"medrek step {step}: rel {float(l_rel):.3f} gen {float(l_gen):.3f} "
-                      f"loc {float(l_loc):.4f}", flush=True)
+                print(f"medrek step {step}: rel {float(l_rel.detach()):.3f} "
+                      f"gen {float(l_gen.detach()):.3f} "
+                      f"loc {float(l_loc.detach()):.4f}", flush=True)
+            if on_step is not None:
+                on_step(step + 1, modules, losses)
     modules.eval()
     report = TrainReport("", config.steps, len(records), time.process_time() - start_cpu,
                          time.perf_counter() - start_wall, losses)
@@ -324,7 +338,19 @@ def trained_modules(model: Any, tokenizer: Any, records: Sequence[TrainRecord],
                                 if k != "cached"}, cached=True)
         return modules, report
     modules, report = train_modules(model, tokenizer, records, encoder, config, log_every)
+    store_trained(modules, report, model, records, config, encoder_name, folder)
+    return modules, report
+
+
+def store_trained(modules: PromptModules, report: TrainReport, model: Any,
+                  records: Sequence[TrainRecord], config: TrainConfig,
+                  encoder_name: str = "minilm-l6", folder: Path | None = None) -> str:
+    """Write trained modules to the cache under their content key (sets ``report.key``);
+    :func:`trained_modules` with the same arguments then loads them instead of training."""
+    key = cache_key(model, records, config, encoder_name)
     report.key = key
+    folder = folder or cache_dir()
+    weights, meta = folder / f"{key}.pt", folder / f"{key}.json"
     folder.mkdir(parents=True, exist_ok=True)
     tmp = weights.with_suffix(".pt.tmp")
     torch.save(modules.state_dict(), tmp)
@@ -332,4 +358,4 @@ def trained_modules(model: Any, tokenizer: Any, records: Sequence[TrainRecord],
     meta.write_text(json.dumps({"feat_dim": modules.k_in.in_features, "config": asdict(config),
                                 "model": model_identity(model), "encoder": encoder_name,
                                 "report": asdict(report)}, indent=1))
-    return modules, report
+    return key

@@ -11,8 +11,8 @@ import pytest
 
 from benchmarks.medversa.protocol import (
     CurvePoint,
-    _table,
     _resumed_runs,
+    _table,
     _write_lifelong,
     checkpoints,
     make_units,

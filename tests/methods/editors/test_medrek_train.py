@@ -170,3 +170,16 @@ def test_medrek_needs_five_field_train_records(tiny_llama: Any, char_tokenizer: 
         make_editor("medrek", tiny_llama, char_tokenizer, train=[r[:3] for r in RECORDS])
     with pytest.raises(ValueError, match="train split"):
         make_editor("medrek", tiny_llama, char_tokenizer, train=[])
+
+
+def test_the_training_budget_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from methods.editors.medrek import STEPS_ENV, train_config
+
+    monkeypatch.delenv(STEPS_ENV, raising=False)
+    assert train_config() == TrainConfig()
+    monkeypatch.setenv(STEPS_ENV, "400")
+    assert train_config() == TrainConfig(steps=400)
+    for bad in ("many", "-1"):
+        monkeypatch.setenv(STEPS_ENV, bad)
+        with pytest.raises(ValueError, match=STEPS_ENV):
+            train_config()

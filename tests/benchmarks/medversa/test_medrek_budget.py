@@ -1,0 +1,153 @@
+"""MedREK's training-budget curve: oracle-injection scores and the one-run checkpoint curve."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from benchmarks.medversa import medrek_budget
+from benchmarks.medversa.medrek_budget import injection_scores, markdown, parse, run
+
+RECORDS = [
+    ("What is the capital of France?", "Which city is France's capital?",
+     "What colour is the sky?", "Lyon", "Blue"),
+    ("Which drug treats angina?", "What medicine is given for angina?",
+     "How many legs does a spider have?", "Aspirin", "Eight"),
+    ("Which organ makes insulin?", "What organ produces insulin?",
+     "What is frozen water called?", "Liver", "Ice"),
+]
+
+
+class _Tok:
+    eos_token_id = 1
+    pad_token_id = None
+
+    def __call__(self, text: str, add_special_tokens: bool = True) -> Any:
+        return SimpleNamespace(input_ids=[2 + (b % 62) for b in text.encode()])
+
+
+class _Encoder:
+    """Hashed bag of words, unit norm (a stand-in for MiniLM)."""
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 48), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in text.lower().split():
+                out[i, int(hashlib.md5(word.encode()).hexdigest(), 16) % 48] += 1.0
+            out[i] /= max(float(np.linalg.norm(out[i])), 1e-9)
+        return out
+
+
+@pytest.fixture(scope="module")
+def confident_llama() -> Any:
+    """A tiny Llama whose outputs depend on its inputs (large init), so soft prompts move them."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+        initializer_range=0.5))
+    model.eval()
+    return model
+
+
+def _direct(model: Any, tok: Any, modules: Any, enc: Any) -> list[dict[str, float]]:
+    """The same three scores, one unpadded forward per probe (the reference)."""
+    import torch
+
+    from methods.editors.medrek_train import forced, sentence
+
+    feats = torch.from_numpy(enc.encode([sentence(r[0], r[3]) for r in RECORDS]))
+    out = []
+    with torch.inference_mode():
+        soft = modules(feats)
+        for i, r in enumerate(RECORDS):
+            scores = {}
+            for name, (prompt, answer) in {"efficacy": (r[0], r[3]),
+                                           "generality": (r[1], r[3]),
+                                           "locality": (r[2], r[4])}.items():
+                x, y, m = forced(tok, prompt, answer)
+                emb = model.get_input_embeddings()(torch.tensor([x]))
+                post = model(inputs_embeds=torch.cat([soft[i:i + 1], emb], 1)
+                             ).logits[0, soft.shape[1]:].argmax(-1).tolist()
+                ref = y if name != "locality" else \
+                    model(torch.tensor([x])).logits[0].argmax(-1).tolist()
+                kept = [(p, t) for p, t, k in zip(post, ref, m, strict=True) if k]
+                scores[name] = sum(p == t for p, t in kept) / len(kept)
+            out.append(scores)
+    return out
+
+
+def test_injection_scores_equal_one_unpadded_forward_per_probe(confident_llama: Any) -> None:
+    import torch
+
+    from methods.editors.medrek_train import PromptModules
+
+    torch.manual_seed(3)
+    modules = PromptModules(48, 32, n_tokens=3)
+    enc = _Encoder()
+    modules.calibrate(torch.from_numpy(enc.encode(["a b", "c d"])), target_rms=1.0)
+    batched = injection_scores(confident_llama, _Tok(), modules, enc, RECORDS, bf16=False)
+    direct = _direct(confident_llama, _Tok(), modules, enc)
+    assert len(batched) == len(RECORDS)
+    for got, want in zip(batched, direct, strict=True):
+        assert got == pytest.approx(want)
+    # the soft prompt moves the locality prompt's argmax somewhere (this model is sensitive)
+    assert min(r["locality"] for r in batched) < 1.0
+
+
+def test_the_curve_has_every_checkpoint_and_training_raises_fit(
+        confident_llama: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import torch
+
+    import harness.models.whitebox as whitebox
+    import methods.editors.retrieval as retrieval
+    from benchmarks.medversa.medversa import make_split, train_records
+    from methods.editors.medrek_train import TrainConfig, train_modules, trained_modules
+
+    monkeypatch.setenv("EVALSUITE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(whitebox, "shared_lm",
+                        lambda path, device, dtype: (SimpleNamespace(model=confident_llama,
+                                                                     tokenizer=_Tok()), None))
+    monkeypatch.setattr(retrieval, "default_encoder", lambda: _Encoder())
+    args = parse(["--data", "sample", "--model", "tiny", "--model-path", "unused",
+                  "--dtype", "float32", "--steps", "40", "--checkpoints", "0,10,40",
+                  "--batch-size", "4", "--lr", "0.01", "--n", "6", "--n-fit", "6",
+                  "--log-every", "0", "--out", str(tmp_path / "out")])
+    monkeypatch.setattr(medrek_budget, "injection_scores",
+                        _fp32(medrek_budget.injection_scores))
+    result = run(args)
+    assert [p["steps"] for p in result["curve"]] == [0, 10, 40]
+    assert result["complete"] and len(result["losses"]) == 40
+    fit0, fit1 = (result["curve"][i]["fit"]["efficacy"]["mean"] for i in (0, -1))
+    assert fit1 > fit0  # the prompt encoder learns the records it trains on
+    point = result["curve"][-1]["held_out"]["generality"]
+    assert point["lo"] <= point["mean"] <= point["hi"] and point["n"] == 6
+    written = json.loads((tmp_path / "out" / "medrek_budget.json").read_text())
+    assert written["split"]["n_fit"] == 6 and set(written["per_record"]) == {"0", "10", "40"}
+    table = (tmp_path / "out" / "medrek_budget.md").read_text()
+    assert table == markdown(written) and "| 40 |" in table
+    # each checkpoint's encoder is cached as a run of that many steps: identical weights
+    records = train_records(make_split("sample").train)
+    config = TrainConfig(steps=10, batch_size=4, lr=0.01, seed=1)
+    cached, report = trained_modules(confident_llama, _Tok(), records, _Encoder(), config)
+    assert report.cached and report.steps == 10 and len(report.losses) == 10
+    fresh, _ = train_modules(confident_llama, _Tok(), records, _Encoder(), config)
+    for (name, a), (_, b) in zip(cached.state_dict().items(), fresh.state_dict().items(),
+                                 strict=True):
+        torch.testing.assert_close(a, b, msg=name)
+    assert len(list((tmp_path / "cache" / "medrek").glob("*.pt"))) == 2  # steps 10 and 40
+
+
+def _fp32(score: Any) -> Any:
+    """The tiny model runs in float32: score without bf16 autocast."""
+    return lambda *a, **k: score(*a, **{**k, "bf16": False})
