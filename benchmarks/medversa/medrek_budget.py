@@ -3,8 +3,9 @@ it trained on and on held-out ones, as training goes on?
 
 Why a runner of its own: the full protocol trains MedREK for the default 30 steps and finds
 its efficacy equal to the unedited model's; this asks whether that is the budget or the
-mechanism. One training run through the frozen model (:func:`methods.editors.medrek_train.
-train_modules`), scored at checkpoints with **oracle injection**: each record's own edit is
+mechanism. One training run through the frozen model, scored at checkpoints with **oracle
+injection** (the method's own code, reached through the registered editor:
+``MedREKEditor.budget_curve``, :mod:`methods.editors.medrek_budget`): each record's own edit is
 turned into its T soft tokens and prepended, with no retrieval, so the numbers isolate the
 prompt encoder (retrieval is the same module as ``retrieval``'s and is measured in the full
 protocol). Scores follow spec §2 (teacher-forced token accuracy for efficacy on the edit
@@ -13,8 +14,8 @@ with the soft prompt prepended against the unedited argmax, i.e. what a false re
 would cost), means × 100 with 95% bootstrap CIs over records (:mod:`harness.stats`).
 
     python -m benchmarks.medversa.medrek_budget \\
-        --data ../shared/reference-data/medversa/test.json --steps 800 \\
-        --checkpoints 0,30,100,200,400,800 --out benchmarks/medversa/results/medrek_budget
+        --data ../shared/reference-data/medversa/test.json --steps 600 \\
+        --checkpoints 0,30,100,200,400,600 --out benchmarks/medversa/results/medrek_budget
 
 Each checkpoint's encoder is also written to MedREK's training cache under the key a run
 with ``steps=<checkpoint>`` would have (the runs are identical: nothing random is drawn
@@ -32,61 +33,16 @@ import argparse
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from benchmarks.medversa.medversa import make_split, train_records
 from benchmarks.medversa.protocol import make_units
-from environments.medversa.metrics import locality_agreement, token_accuracy
+from harness.editors import get
 from harness.stats import bootstrap_ci
 
 METRICS = ("efficacy", "generality", "locality")
 N_BOOT = 2000
-SCORE_BATCH = 8
-
-
-def injection_scores(model: Any, tokenizer: Any, modules: Any, encoder: Any,
-                     records: Sequence[tuple[str, str, str, str, str]],
-                     bf16: bool = True) -> list[dict[str, float]]:
-    """Per record: efficacy, generality and locality (× 1) with the record's own soft prompt."""
-    import torch
-
-    from methods.editors.medrek_train import _hidden_at, forced, sentence
-
-    head = model.get_output_embeddings()
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else \
-        tokenizer.eos_token_id
-    feats = torch.from_numpy(np.asarray(encoder.encode([sentence(r[0], r[3]) for r in records]),
-                                        dtype=np.float32))
-    out: list[dict[str, float]] = []
-    for start in range(0, len(records), SCORE_BATCH):
-        chunk = records[start:start + SCORE_BATCH]
-        groups = [[forced(tokenizer, r[k], r[3]) for r in chunk] for k in (0, 1)]
-        groups.append([forced(tokenizer, r[2], r[4]) for r in chunk])
-        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            soft = modules(feats[start:start + len(chunk)])
-            rows = [f[0] for g in groups for f in g]
-            masks = [f[2] for g in groups for f in g]
-            post = head(_hidden_at(model, soft.repeat(3, 1, 1), rows, pad, masks)).argmax(-1)
-            pre = head(_hidden_at(model, None, [f[0] for f in groups[2]], pad,
-                                  [f[2] for f in groups[2]])).argmax(-1)
-        post_parts = torch.split(post, [sum(f[2]) for g in groups for f in g])
-        pre_parts = torch.split(pre, [sum(f[2]) for f in groups[2]])
-        n = len(chunk)
-        for i in range(n):
-            scores = {}
-            for k, metric in enumerate(METRICS[:2]):
-                inputs, labels, mask = groups[k][i]
-                scored = [y for y, m in zip(labels, mask, strict=True) if m]
-                scores[metric] = token_accuracy(post_parts[k * n + i].tolist(), scored,
-                                                [1] * len(scored))
-            loc_post, loc_pre = post_parts[2 * n + i].tolist(), pre_parts[i].tolist()
-            scores["locality"] = locality_agreement(loc_pre, loc_post, [1] * len(loc_pre))
-            out.append(scores)
-    return out
 
 
 def summarize(rows: Sequence[dict[str, float]], ids: Sequence[str], seed: int
@@ -107,58 +63,39 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     from harness.models import ladder
     from harness.models.whitebox import ladder_hf_copy, shared_lm
-    from methods.editors.medrek_train import (
-        TrainConfig,
-        TrainReport,
-        store_trained,
-        train_modules,
-    )
-    from methods.editors.retrieval import default_encoder
 
     torch.set_num_threads(args.threads)
     t_wall, t_cpu = time.perf_counter(), time.process_time()
     split = make_split(args.data, args.train, args.n_train, args.seed)
     train = train_records(split.train)
-    fit = train[: args.n_fit]
     fit_ids = [c.id for c in split.train[: args.n_fit]]
     held_cases = [u[0] for u in make_units(list(split.eval), "single", 1, args.seed, args.n)]
-    held = train_records(held_cases)
     held_ids = [c.id for c in held_cases]
     name = args.model.split("/", 1)[1] if args.model.startswith("whitebox/") else args.model
     path = args.model_path or (str(ladder_hf_copy(name)) if ladder.find(name) else None)
     lm, _ = shared_lm(path, "cpu", args.dtype)
-    encoder = default_encoder()
-    config = TrainConfig(steps=args.steps, batch_size=args.batch_size, lr=args.lr,
-                         seed=args.train_seed)
-    checkpoints = sorted({c for c in args.checkpoints if 0 <= c <= args.steps})
+    settings = {"steps": args.steps, "batch_size": args.batch_size, "lr": args.lr,
+                "seed": args.train_seed, "n_tokens": args.tokens, "bf16": args.bf16}
     curve: list[dict[str, Any]] = []
     per_record: dict[str, Any] = {}
 
-    def score(done: int, modules: Any, losses: list[dict[str, float]]) -> None:
-        if done not in checkpoints:
-            return
-        if args.store and done > 0:  # the editor at this budget (EVALSUITE_MEDREK_STEPS=done)
-            store_trained(modules, TrainReport("", done, len(train), time.process_time() - t_cpu,
-                                               time.perf_counter() - t_wall, list(losses)),
-                          lm.model, train, replace(config, steps=done))
-        c0 = time.process_time()
-        fit_rows = injection_scores(lm.model, lm.tokenizer, modules, encoder, fit)
-        held_rows = injection_scores(lm.model, lm.tokenizer, modules, encoder, held)
-        point = {"steps": done, "epochs": done * args.batch_size / len(train),
-                 "fit": summarize(fit_rows, fit_ids, args.seed),
-                 "held_out": summarize(held_rows, held_ids, args.seed),
-                 "score_cpu_s": time.process_time() - c0,
-                 "elapsed_cpu_s": time.process_time() - t_cpu,
-                 "elapsed_wall_s": time.perf_counter() - t_wall}
-        curve.append(point)
-        per_record[str(done)] = {"fit": fit_rows, "held_out": held_rows}
-        print(f"step {done}: fit {_line(point['fit'])} | held-out {_line(point['held_out'])}",
-              flush=True)
-        _write(args.out, _result(args, split, config, curve, per_record, None, t_cpu, t_wall))
+    def point(done: int, scores: dict[str, list[dict[str, float]]]) -> None:
+        summary = {"fit": summarize(scores["fit"], fit_ids, args.seed),
+                   "held_out": summarize(scores["held_out"], held_ids, args.seed)}
+        curve.append({"steps": done, "epochs": done * args.batch_size / len(train), **summary,
+                      "elapsed_cpu_s": time.process_time() - t_cpu,
+                      "elapsed_wall_s": time.perf_counter() - t_wall})
+        per_record[str(done)] = scores
+        print(f"step {done}: fit {_line(summary['fit'])} | held-out "
+              f"{_line(summary['held_out'])}", flush=True)
+        _write(args.out, _result(args, split, settings, curve, per_record, None, t_cpu, t_wall))
 
-    _, report = train_modules(lm.model, lm.tokenizer, train, encoder, config,
-                              log_every=args.log_every, on_step=score)
-    result = _result(args, split, config, curve, per_record, report, t_cpu, t_wall)
+    medrek = get("editor", "medrek").load()
+    report = medrek.budget_curve(
+        lm.model, lm.tokenizer, train,
+        {"fit": train[: args.n_fit], "held_out": train_records(held_cases)},
+        args.checkpoints, settings, point, store=args.store, log_every=args.log_every)
+    result = _result(args, split, report["config"], curve, per_record, report, t_cpu, t_wall)
     _write(args.out, result)
     return result
 
@@ -167,14 +104,14 @@ def _line(summary: dict[str, dict[str, float]]) -> str:
     return " ".join(f"{m[:3]} {summary[m]['mean']:.1f}" for m in METRICS)
 
 
-def _result(args: argparse.Namespace, split: Any, config: Any, curve: list[dict[str, Any]],
-            per_record: dict[str, Any], report: Any, t_cpu: float, t_wall: float
-            ) -> dict[str, Any]:
-    losses = list(report.losses) if report is not None else []
+def _result(args: argparse.Namespace, split: Any, config: dict[str, Any],
+            curve: list[dict[str, Any]], per_record: dict[str, Any],
+            report: dict[str, Any] | None, t_cpu: float, t_wall: float) -> dict[str, Any]:
+    losses = list(report["losses"]) if report is not None else []
     return {"model": args.model, "dtype": args.dtype, "data": args.data, "seed": args.seed,
             "split": {"source": split.source, "n_train": len(split.train),
                       "n_eval": len(split.eval), "n_fit": args.n_fit, "n_held_out": args.n},
-            "config": asdict(config), "complete": report is not None, "curve": curve,
+            "config": dict(config), "complete": report is not None, "curve": curve,
             "losses": losses, "cpu_s": time.process_time() - t_cpu,
             "wall_s": time.perf_counter() - t_wall, "command": _command(args),
             "per_record": per_record}
@@ -233,14 +170,17 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--n", type=int, default=100, help="held-out records scored")
     p.add_argument("--n-fit", type=int, default=50, help="train records scored")
-    p.add_argument("--steps", type=int, default=800)
+    p.add_argument("--steps", type=int, default=600)
     p.add_argument("--checkpoints", type=lambda s: [int(x) for x in s.split(",") if x],
-                   default=[0, 30, 100, 200, 400, 800])
+                   default=[0, 30, 100, 200, 400, 600])
     p.add_argument("--batch-size", type=int, default=4)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--train-seed", type=int, default=1)
+    p.add_argument("--tokens", type=int, default=3, help="T, soft tokens per edit")
     p.add_argument("--log-every", type=int, default=50)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=True,
+                   help="bfloat16 autocast for the frozen model's passes (CPU AMX)")
     p.add_argument("--store", action=argparse.BooleanOptionalAction, default=True,
                    help="cache each checkpoint's encoder, so `medrek` with "
                         "EVALSUITE_MEDREK_STEPS=<checkpoint> loads it instead of training")

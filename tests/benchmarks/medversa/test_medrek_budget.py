@@ -1,4 +1,4 @@
-"""MedREK's training-budget curve: oracle-injection scores and the one-run checkpoint curve."""
+"""MedREK's training-budget curve, benchmark side: the checkpoint curve, its CIs and files."""
 
 from __future__ import annotations
 
@@ -12,17 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from benchmarks.medversa import medrek_budget
-from benchmarks.medversa.medrek_budget import injection_scores, markdown, parse, run
-
-RECORDS = [
-    ("What is the capital of France?", "Which city is France's capital?",
-     "What colour is the sky?", "Lyon", "Blue"),
-    ("Which drug treats angina?", "What medicine is given for angina?",
-     "How many legs does a spider have?", "Aspirin", "Eight"),
-    ("Which organ makes insulin?", "What organ produces insulin?",
-     "What is frozen water called?", "Liver", "Ice"),
-]
+from benchmarks.medversa.medrek_budget import markdown, parse, run
 
 
 class _Tok:
@@ -60,51 +50,6 @@ def confident_llama() -> Any:
     return model
 
 
-def _direct(model: Any, tok: Any, modules: Any, enc: Any) -> list[dict[str, float]]:
-    """The same three scores, one unpadded forward per probe (the reference)."""
-    import torch
-
-    from methods.editors.medrek_train import forced, sentence
-
-    feats = torch.from_numpy(enc.encode([sentence(r[0], r[3]) for r in RECORDS]))
-    out = []
-    with torch.inference_mode():
-        soft = modules(feats)
-        for i, r in enumerate(RECORDS):
-            scores = {}
-            for name, (prompt, answer) in {"efficacy": (r[0], r[3]),
-                                           "generality": (r[1], r[3]),
-                                           "locality": (r[2], r[4])}.items():
-                x, y, m = forced(tok, prompt, answer)
-                emb = model.get_input_embeddings()(torch.tensor([x]))
-                post = model(inputs_embeds=torch.cat([soft[i:i + 1], emb], 1)
-                             ).logits[0, soft.shape[1]:].argmax(-1).tolist()
-                ref = y if name != "locality" else \
-                    model(torch.tensor([x])).logits[0].argmax(-1).tolist()
-                kept = [(p, t) for p, t, k in zip(post, ref, m, strict=True) if k]
-                scores[name] = sum(p == t for p, t in kept) / len(kept)
-            out.append(scores)
-    return out
-
-
-def test_injection_scores_equal_one_unpadded_forward_per_probe(confident_llama: Any) -> None:
-    import torch
-
-    from methods.editors.medrek_train import PromptModules
-
-    torch.manual_seed(3)
-    modules = PromptModules(48, 32, n_tokens=3)
-    enc = _Encoder()
-    modules.calibrate(torch.from_numpy(enc.encode(["a b", "c d"])), target_rms=1.0)
-    batched = injection_scores(confident_llama, _Tok(), modules, enc, RECORDS, bf16=False)
-    direct = _direct(confident_llama, _Tok(), modules, enc)
-    assert len(batched) == len(RECORDS)
-    for got, want in zip(batched, direct, strict=True):
-        assert got == pytest.approx(want)
-    # the soft prompt moves the locality prompt's argmax somewhere (this model is sensitive)
-    assert min(r["locality"] for r in batched) < 1.0
-
-
 def test_the_curve_has_every_checkpoint_and_training_raises_fit(
         confident_llama: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import torch
@@ -122,9 +67,7 @@ def test_the_curve_has_every_checkpoint_and_training_raises_fit(
     args = parse(["--data", "sample", "--model", "tiny", "--model-path", "unused",
                   "--dtype", "float32", "--steps", "40", "--checkpoints", "0,10,40",
                   "--batch-size", "4", "--lr", "0.01", "--n", "6", "--n-fit", "6",
-                  "--log-every", "0", "--out", str(tmp_path / "out")])
-    monkeypatch.setattr(medrek_budget, "injection_scores",
-                        _fp32(medrek_budget.injection_scores))
+                  "--log-every", "0", "--no-bf16", "--out", str(tmp_path / "out")])
     result = run(args)
     assert [p["steps"] for p in result["curve"]] == [0, 10, 40]
     assert result["complete"] and len(result["losses"]) == 40
@@ -138,7 +81,7 @@ def test_the_curve_has_every_checkpoint_and_training_raises_fit(
     assert table == markdown(written) and "| 40 |" in table
     # each checkpoint's encoder is cached as a run of that many steps: identical weights
     records = train_records(make_split("sample").train)
-    config = TrainConfig(steps=10, batch_size=4, lr=0.01, seed=1)
+    config = TrainConfig(steps=10, batch_size=4, lr=0.01, seed=1, bf16=False)
     cached, report = trained_modules(confident_llama, _Tok(), records, _Encoder(), config)
     assert report.cached and report.steps == 10 and len(report.losses) == 10
     fresh, _ = train_modules(confident_llama, _Tok(), records, _Encoder(), config)
@@ -146,8 +89,3 @@ def test_the_curve_has_every_checkpoint_and_training_raises_fit(
                                  strict=True):
         torch.testing.assert_close(a, b, msg=name)
     assert len(list((tmp_path / "cache" / "medrek").glob("*.pt"))) == 2  # steps 10 and 40
-
-
-def _fp32(score: Any) -> Any:
-    """The tiny model runs in float32: score without bf16 autocast."""
-    return lambda *a, **k: score(*a, **{**k, "bf16": False})
