@@ -376,7 +376,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the lifelong protocol for several editors on one white-box model; write
     ``<out>/<stem>.json`` (curves, retention, settings, wall times) and ``<stem>.md``."""
     import argparse
-    import json
     import time
     from pathlib import Path
 
