@@ -2,56 +2,19 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import numpy as np
 import pytest
 
 from benchmarks.medversa.medrek_budget import markdown, parse, run
 
 
-class _Tok:
-    eos_token_id = 1
-    pad_token_id = None
-
-    def __call__(self, text: str, add_special_tokens: bool = True) -> Any:
-        return SimpleNamespace(input_ids=[2 + (b % 62) for b in text.encode()])
-
-
-class _Encoder:
-    """Hashed bag of words, unit norm (a stand-in for MiniLM)."""
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), 48), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in text.lower().split():
-                out[i, int(hashlib.md5(word.encode()).hexdigest(), 16) % 48] += 1.0
-            out[i] /= max(float(np.linalg.norm(out[i])), 1e-9)
-        return out
-
-
-@pytest.fixture(scope="module")
-def confident_llama() -> Any:
-    """A tiny Llama whose outputs depend on its inputs (large init), so soft prompts move them."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(LlamaConfig(
-        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-        initializer_range=0.5))
-    model.eval()
-    return model
-
-
 def test_the_curve_has_every_checkpoint_and_training_raises_fit(
-        confident_llama: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        confident_llama: Any, char_tokenizer: Any, hash_encoder: Any,
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import torch
 
     import harness.models.whitebox as whitebox
@@ -60,10 +23,9 @@ def test_the_curve_has_every_checkpoint_and_training_raises_fit(
     from methods.editors.medrek_train import TrainConfig, train_modules, trained_modules
 
     monkeypatch.setenv("EVALSUITE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(whitebox, "shared_lm",
-                        lambda path, device, dtype: (SimpleNamespace(model=confident_llama,
-                                                                     tokenizer=_Tok()), None))
-    monkeypatch.setattr(retrieval, "default_encoder", lambda: _Encoder())
+    lm = SimpleNamespace(model=confident_llama, tokenizer=char_tokenizer)
+    monkeypatch.setattr(whitebox, "shared_lm", lambda path, device, dtype: (lm, None))
+    monkeypatch.setattr(retrieval, "default_encoder", lambda: hash_encoder)
     args = parse(["--data", "sample", "--model", "tiny", "--model-path", "unused",
                   "--dtype", "float32", "--steps", "40", "--checkpoints", "0,10,40",
                   "--batch-size", "4", "--lr", "0.01", "--n", "6", "--n-fit", "6",
@@ -82,9 +44,9 @@ def test_the_curve_has_every_checkpoint_and_training_raises_fit(
     # each checkpoint's encoder is cached as a run of that many steps: identical weights
     records = train_records(make_split("sample").train)
     config = TrainConfig(steps=10, batch_size=4, lr=0.01, seed=1, bf16=False)
-    cached, report = trained_modules(confident_llama, _Tok(), records, _Encoder(), config)
+    cached, report = trained_modules(confident_llama, char_tokenizer, records, hash_encoder, config)
     assert report.cached and report.steps == 10 and len(report.losses) == 10
-    fresh, _ = train_modules(confident_llama, _Tok(), records, _Encoder(), config)
+    fresh, _ = train_modules(confident_llama, char_tokenizer, records, hash_encoder, config)
     for (name, a), (_, b) in zip(cached.state_dict().items(), fresh.state_dict().items(),
                                  strict=True):
         torch.testing.assert_close(a, b, msg=name)

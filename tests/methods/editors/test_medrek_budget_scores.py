@@ -2,61 +2,19 @@
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Sequence
-from types import SimpleNamespace
 from typing import Any
 
-import numpy as np
 import pytest
 
 from harness.editors import get
 from methods.editors.medrek_budget import injection_scores
 
-RECORDS = [
-    ("What is the capital of France?", "Which city is France's capital?",
-     "What colour is the sky?", "Lyon", "Blue"),
-    ("Which drug treats angina?", "What medicine is given for angina?",
-     "How many legs does a spider have?", "Aspirin", "Eight"),
-    ("Which organ makes insulin?", "What organ produces insulin?",
-     "What is frozen water called?", "Liver", "Ice"),
+RECORDS = [  # (edit prompt, paraphrase, locality prompt, new target, locality answer)
+    ("Which vitamin prevents scurvy?", "Scurvy is prevented by which vitamin?",
+     "How many days are in a week?", "Vitamin D", "Seven"),
+    ("Which bone is the longest?", "What is the longest bone in the body?",
+     "What colour is grass?", "Humerus", "Green"),
 ]
-
-
-class _Tok:
-    eos_token_id = 1
-    pad_token_id = None
-
-    def __call__(self, text: str, add_special_tokens: bool = True) -> Any:
-        return SimpleNamespace(input_ids=[2 + (b % 62) for b in text.encode()])
-
-
-class _Encoder:
-    """Hashed bag of words, unit norm (a stand-in for MiniLM)."""
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), 48), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in text.lower().split():
-                out[i, int(hashlib.md5(word.encode()).hexdigest(), 16) % 48] += 1.0
-            out[i] /= max(float(np.linalg.norm(out[i])), 1e-9)
-        return out
-
-
-@pytest.fixture(scope="module")
-def confident_llama() -> Any:
-    """A tiny Llama whose outputs depend on its inputs (large init), so soft prompts move them."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(LlamaConfig(
-        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-        initializer_range=0.5))
-    model.eval()
-    return model
-
 
 def _direct(model: Any, tok: Any, modules: Any, enc: Any) -> list[dict[str, float]]:
     """The same three scores, one unpadded forward per probe (the reference)."""
@@ -85,17 +43,18 @@ def _direct(model: Any, tok: Any, modules: Any, enc: Any) -> list[dict[str, floa
     return out
 
 
-def test_injection_scores_equal_one_unpadded_forward_per_probe(confident_llama: Any) -> None:
+def test_injection_scores_equal_one_unpadded_forward_per_probe(
+        confident_llama: Any, char_tokenizer: Any, hash_encoder: Any) -> None:
     import torch
 
     from methods.editors.medrek_train import PromptModules
 
     torch.manual_seed(3)
-    modules = PromptModules(48, 32, n_tokens=3)
-    enc = _Encoder()
+    modules = PromptModules(hash_encoder.dim, 32, n_tokens=3)
+    enc = hash_encoder
     modules.calibrate(torch.from_numpy(enc.encode(["a b", "c d"])), target_rms=1.0)
-    batched = injection_scores(confident_llama, _Tok(), modules, enc, RECORDS, bf16=False)
-    direct = _direct(confident_llama, _Tok(), modules, enc)
+    batched = injection_scores(confident_llama, char_tokenizer, modules, enc, RECORDS, bf16=False)
+    direct = _direct(confident_llama, char_tokenizer, modules, enc)
     assert len(batched) == len(RECORDS)
     for got, want in zip(batched, direct, strict=True):
         assert got == pytest.approx(want)
@@ -103,16 +62,16 @@ def test_injection_scores_equal_one_unpadded_forward_per_probe(confident_llama: 
     assert min(r["locality"] for r in batched) < 1.0
 
 
-def test_the_registered_editor_reaches_the_budget_curve(confident_llama: Any,
-                                                        tmp_path: Any,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_registered_editor_reaches_the_budget_curve(
+        confident_llama: Any, char_tokenizer: Any, hash_encoder: Any, tmp_path: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EVALSUITE_CACHE", str(tmp_path))
     points: list[int] = []
     medrek = get("editor", "medrek").load()
     report = medrek.budget_curve(
-        confident_llama, _Tok(), RECORDS, {"fit": RECORDS}, [0, 2, 99],
+        confident_llama, char_tokenizer, RECORDS, {"fit": RECORDS}, [0, 2, 99],
         {"steps": 3, "batch_size": 2, "lr": 0.01, "seed": 0, "bf16": False},
-        lambda done, scores: points.append(done) or None, encoder=_Encoder())
+        lambda done, scores: points.append(done) or None, encoder=hash_encoder)
     assert points == [0, 2]  # checkpoints beyond the run's steps are not reached
     assert report["steps"] == 3 and report["config"]["steps"] == 3
     assert len(list((tmp_path / "medrek").glob("*.pt"))) == 1  # step 2 stored; 0 is untrained

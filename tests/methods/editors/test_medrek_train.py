@@ -80,22 +80,6 @@ def _edit_accuracy(model: Any, tok: Any, enc: Any, modules: PromptModules) -> fl
     return hits / total
 
 
-@pytest.fixture(scope="module")
-def confident_llama() -> Any:
-    """A tiny Llama with large weights: unlike the default init (near-uniform outputs
-    whatever the input) its predictions depend on its inputs, so a soft prompt can move them."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(LlamaConfig(
-        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-        initializer_range=0.5))
-    model.eval()
-    return model
-
-
 def test_training_raises_edit_accuracy_and_leaves_the_model_frozen(
         confident_llama: Any, char_tokenizer: Any, hash_encoder: Any) -> None:
     import torch

@@ -1,4 +1,5 @@
-"""Tiny offline stand-ins shared by the editor and MedVersa runner tests."""
+"""Tiny offline stand-ins shared across the test tree (editors, MedVersa runners, MedREK):
+a bag-of-words sentence encoder, a byte tokenizer and two tiny Llamas."""
 
 from __future__ import annotations
 
@@ -65,3 +66,19 @@ def hash_encoder() -> HashEncoder:
 @pytest.fixture()
 def char_tokenizer() -> CharTokenizer:
     return CharTokenizer()
+
+
+@pytest.fixture(scope="session")
+def confident_llama() -> Any:
+    """A tiny Llama with large weights: unlike the default init (near-uniform outputs
+    whatever the input) its predictions depend on its inputs, so a soft prompt can move them."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+        initializer_range=0.5))
+    model.eval()
+    return model
