@@ -83,21 +83,26 @@ def rank_for_ratio(tokens: int, features: int, ratio: float) -> int:
     return max(1, min(tokens, features, math.floor(budget / (tokens + features))))
 
 
-def factorize(x: torch.Tensor, rank: int | None, ratio: float) -> GroupFactors:
+def factorize(x: torch.Tensor, rank: int | None, ratio: float,
+              dtype: torch.dtype | None = None) -> GroupFactors:
     """Truncated SVD of ``x [tokens, F]`` at ``rank`` (or the rank ``ratio`` affords).
 
     Computed in float64 so a full-rank factorisation reproduces ``x`` to float32 rounding.
-    Keeps ``x`` raw when the factors would be no smaller and no rank was pinned.
+    Keeps ``x`` raw when the factors would be no smaller and no rank was pinned. The factors
+    are stored in ``dtype`` (default ``x``'s): the cache's own dtype, so that a bfloat16
+    cache's factors cost bfloat16 bytes even when ``x`` was promoted on the way (pre-RoPE
+    keys are computed against float32 rotary tables).
     """
+    dtype = dtype or x.dtype
     tokens, features = x.shape
     if rank is None:
         if ratio <= 1:
-            return GroupFactors(x.clone(), None)
+            return GroupFactors(x.to(dtype, copy=True), None)
         rank = rank_for_ratio(tokens, features, ratio)
     rank = max(1, min(rank, tokens, features))
     u, s, vh = torch.linalg.svd(x.double(), full_matrices=False)
-    coeffs = (u[:, :rank] * s[:rank]).to(x.dtype)
-    return GroupFactors(coeffs, vh[:rank].to(x.dtype).contiguous())
+    coeffs = (u[:, :rank] * s[:rank]).to(dtype)
+    return GroupFactors(coeffs, vh[:rank].to(dtype).contiguous())
 
 
 def _flat(t: torch.Tensor) -> torch.Tensor:
@@ -135,7 +140,8 @@ def compress(
     for members in groups_of(len(layers), group):
         keys = torch.cat([_flat(unrope(layers[i][0], cos, sin)) for i in members], dim=1)
         values = torch.cat([_flat(layers[i][1]) for i in members], dim=1)
-        fk, fv = factorize(keys, rank, ratio), factorize(values, rank, ratio)
+        dtype = layers[members[0]][0].dtype  # the cache's dtype, not the promoted keys'
+        fk, fv = factorize(keys, rank, ratio, dtype), factorize(values, rank, ratio, dtype)
         kept += fk.nbytes + fv.nbytes
         dk, dv = fk.dense(), fv.dense()
         width = dk.shape[1] // len(members)

@@ -79,6 +79,28 @@ def test_bytes_fall_as_ratio_predicts(tiny: Any, group: int) -> None:
     assert kept[8] < kept[4] < kept[2] < kept[1]
 
 
+def test_a_bfloat16_cache_keeps_its_factors_in_bfloat16(tiny: Any) -> None:
+    """Pre-RoPE keys are promoted to float32 by the rotary tables; the kept factors must
+    still cost the cache's own bytes, or the achieved ratio falls short of the target."""
+    import copy
+
+    import torch
+
+    from methods.kv.cache import kv_bytes, layers_of, prefill
+    from methods.kv.xkv import compress
+
+    model = copy.deepcopy(tiny).to(torch.bfloat16)
+    _, cache = prefill(model, torch.arange(1, 81).view(1, -1))
+    layers = layers_of(cache)
+    assert layers[0][0].dtype == torch.bfloat16
+    raw = kv_bytes(layers)
+    packed, kept_1 = compress(model, layers, group=2, ratio=1)
+    assert kept_1 == raw and packed[0][0].dtype == torch.bfloat16
+    for ratio in (2, 4, 8):
+        _, kept = compress(model, layers, group=2, ratio=ratio)
+        assert raw / ratio * 0.8 <= kept <= raw / ratio  # the target, not half of it
+
+
 def test_lower_rank_errs_more(tiny: Any) -> None:
     import torch
 
