@@ -2,14 +2,64 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
 
 from benchmarks.medversa.medrek_budget import markdown, parse, run
+
+
+class _Tok:
+    """One id per byte (the editor tests' stand-in; their conftest is not visible here)."""
+
+    eos_token_id = 1
+    pad_token_id = None
+
+    def __call__(self, text: str, add_special_tokens: bool = True) -> Any:
+        return SimpleNamespace(input_ids=[2 + (b % 62) for b in text.encode()])
+
+
+class _Encoder:
+    """Hashed bag of words, unit norm (a stand-in for MiniLM)."""
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 48), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in text.lower().split():
+                out[i, int(hashlib.md5(word.encode()).hexdigest(), 16) % 48] += 1.0
+            out[i] /= max(float(np.linalg.norm(out[i])), 1e-9)
+        return out
+
+
+@pytest.fixture(scope="module")
+def confident_llama() -> Any:
+    """A tiny Llama whose outputs depend on its inputs (large init), so soft prompts move them."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+        initializer_range=0.5))
+    model.eval()
+    return model
+
+
+@pytest.fixture()
+def char_tokenizer() -> _Tok:
+    return _Tok()
+
+
+@pytest.fixture()
+def hash_encoder() -> _Encoder:
+    return _Encoder()
 
 
 def test_the_curve_has_every_checkpoint_and_training_raises_fit(

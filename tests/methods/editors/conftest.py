@@ -1,5 +1,9 @@
-"""Tiny offline stand-ins shared across the test tree (editors, MedVersa runners, MedREK):
-a bag-of-words sentence encoder, a byte tokenizer and two tiny Llamas."""
+"""Tiny offline stand-ins shared by the editor tests: a bag-of-words sentence encoder, a
+byte tokenizer and two tiny Llamas.
+
+Kept here, not in ``tests/conftest.py``: the test tree has no ``__init__.py`` files, so pytest
+puts a conftest's folder on ``sys.path``, and ``tests/`` there makes ``tests/benchmarks``
+shadow the ``benchmarks`` package for every test module."""
 
 from __future__ import annotations
 
