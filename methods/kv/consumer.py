@@ -84,8 +84,13 @@ def ensure_consumer(seed: int = DEFAULT_SEED, steps: int = DEFAULT_STEPS) -> Pat
     marker = folder / _MARKER
     if marker.is_file() and json.loads(marker.read_text()) == source:
         return folder
-    lm = WhiteBoxLM.load()
-    finetune(lm, steps, seed)
+    import torch
+
+    # built on first use, which may be inside a decode's no-grad/inference context: loading
+    # and fine-tuning need autograd, so both leave it explicitly
+    with torch.inference_mode(False), torch.enable_grad():
+        lm = WhiteBoxLM.load()
+        finetune(lm, steps, seed)
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
     try:
