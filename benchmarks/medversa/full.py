@@ -49,6 +49,18 @@ def ci(values: Sequence[float], clusters: Sequence[str], seed: int = 0) -> dict[
     return {"mean": 100 * est.estimate, "lo": 100 * est.lo, "hi": 100 * est.hi, "n": est.n}
 
 
+def load_model(model: str, model_path: str | None, dtype: str) -> Any:
+    """The white-box model these runners score: ``whitebox/<ladder name>`` (or a bare ladder
+    name) from the ladder's HF copy, else ``model_path``; shared within the process."""
+    from harness.models import ladder
+    from harness.models.whitebox import ladder_hf_copy, shared_lm
+
+    name = model.split("/", 1)[1] if model.startswith("whitebox/") else model
+    path = model_path or (str(ladder_hf_copy(name)) if ladder.find(name) else None)
+    lm, _ = shared_lm(path, "cpu", dtype)
+    return lm
+
+
 def _cpu() -> float:
     return time.process_time()
 
@@ -144,17 +156,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     """Everything the module docstring lists; returns the JSON it writes."""
     import torch
 
-    from harness.models import ladder
-    from harness.models.whitebox import ladder_hf_copy, shared_lm
-
     torch.set_num_threads(args.threads)
     t_wall, t_cpu = time.perf_counter(), _cpu()
     split = make_split(args.data, args.train, args.n_train, args.seed)
     records = train_records(split.train)
     chosen = [u[0] for u in make_units(list(split.eval), "single", 1, args.seed, args.n)]
-    name = args.model.split("/", 1)[1] if args.model.startswith("whitebox/") else args.model
-    path = args.model_path or (str(ladder_hf_copy(name)) if ladder.find(name) else None)
-    lm, _ = shared_lm(path, "cpu", args.dtype)
+    lm = load_model(args.model, args.model_path, args.dtype)
     runner = WhiteBoxRunner(lm.model, lm.tokenizer, cache=True, store=args.forward_store)
     timings: dict[str, dict[str, float]] = {"load": {"cpu_s": _cpu() - t_cpu,
                                                      "wall_s": time.perf_counter() - t_wall}}

@@ -36,33 +36,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.medversa.full import ci, load_model
 from benchmarks.medversa.medversa import make_split, train_records
 from benchmarks.medversa.protocol import make_units
 from harness.editors import get
-from harness.stats import bootstrap_ci
 
 METRICS = ("efficacy", "generality", "locality")
-N_BOOT = 2000
 
 
 def summarize(rows: Sequence[dict[str, float]], ids: Sequence[str], seed: int
               ) -> dict[str, dict[str, float]]:
-    """Mean × 100 and 95% bootstrap CI over records, per metric."""
-    summary = {}
-    for metric in METRICS:
-        est = bootstrap_ci([r[metric] for r in rows], n_boot=N_BOOT, seed=seed,
-                           cluster=list(ids))
-        summary[metric] = {"mean": 100 * est.estimate, "lo": 100 * est.lo,
-                           "hi": 100 * est.hi, "n": est.n}
-    return summary
+    """Mean × 100 and 95% bootstrap CI over records, per metric (the full runner's CI)."""
+    return {m: ci([r[m] for r in rows], ids, seed) for m in METRICS}
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Train once, score fit and held-out records at every checkpoint."""
     import torch
-
-    from harness.models import ladder
-    from harness.models.whitebox import ladder_hf_copy, shared_lm
 
     torch.set_num_threads(args.threads)
     t_wall, t_cpu = time.perf_counter(), time.process_time()
@@ -71,9 +61,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     fit_ids = [c.id for c in split.train[: args.n_fit]]
     held_cases = [u[0] for u in make_units(list(split.eval), "single", 1, args.seed, args.n)]
     held_ids = [c.id for c in held_cases]
-    name = args.model.split("/", 1)[1] if args.model.startswith("whitebox/") else args.model
-    path = args.model_path or (str(ladder_hf_copy(name)) if ladder.find(name) else None)
-    lm, _ = shared_lm(path, "cpu", args.dtype)
+    lm = load_model(args.model, args.model_path, args.dtype)
     settings = {"steps": args.steps, "batch_size": args.batch_size, "lr": args.lr,
                 "seed": args.train_seed, "n_tokens": args.tokens, "bf16": args.bf16}
     curve: list[dict[str, Any]] = []

@@ -109,15 +109,6 @@ class SoftPromptEditor(RetrievalEditor):
         return [None if hit is None else (self.name, self._prompt_tag(), self.edits[hit])
                 for hit in self.retrieve(queries)]
 
-    @staticmethod
-    def budget_curve(*args: Any, **kwargs: Any) -> dict[str, Any]:
-        """Train once and score the encoder at checkpoints (oracle injection): see
-        :func:`methods.editors.medrek_budget.budget_curve`. On the class so a benchmark
-        reaches it through the editor registry rather than by importing the method."""
-        from methods.editors.medrek_budget import budget_curve
-
-        return budget_curve(*args, **kwargs)
-
     def _prompt_tag(self) -> Hashable:
         """What, besides the edit and the model, decides the soft prompt (a forward cache
         keys on it): nothing for the embedded-text prompt."""
@@ -263,6 +254,15 @@ class MedREKEditor(SoftPromptEditor):
         built.train_report = {**asdict(report), "config": asdict(config)}
         built.modules_key = report.key
         return built
+
+    @staticmethod
+    def budget_curve(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        """Train once and score the encoder at checkpoints (oracle injection): see
+        :func:`methods.editors.medrek_budget.budget_curve`. On the class so a benchmark
+        reaches it through the editor registry rather than by importing the method."""
+        from methods.editors.medrek_budget import budget_curve
+
+        return budget_curve(*args, **kwargs)
 
     def _prompt_tag(self) -> Hashable:
         """The trained modules' content key (stable across units and processes), else
