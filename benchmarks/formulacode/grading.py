@@ -121,6 +121,7 @@ def evaluate(result: Mapping[str, Any], candidate: str, test: str = "t",
                        test=test, floor=floor, alpha=alpha)
     g = fcm.geomean(a.values()) if a else math.nan
     lo, hi = ci["speedup"]
+    cvs = fcm.workload_cvs(tree)
     out.update(
         success=not gated,
         speedup=g if math.isfinite(g) else 1.0,
@@ -131,8 +132,9 @@ def evaluate(result: Mapping[str, Any], candidate: str, test: str = "t",
         total_benchmarks=len(result.get("workloads") or []),
         tests=tree.get("tests"),
         snapshot=tree.get("snapshot"),
-        cv=fcm.round_cv(tree),
-        workload_cv=dict(tree.get("cv") or {}),
+        cv=statistics.median(cvs.values()) if cvs else math.nan,
+        dispersion=fcm.round_cv(tree),
+        workload_cv=cvs,
         workload_speedups=a,
         workload_p=p_a,
         expert_workload_p=p_o,

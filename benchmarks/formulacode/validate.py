@@ -14,9 +14,12 @@ For each task, one grading run in the task-family container times four trees int
 baseline, expert, ``oracle`` (a second copy of the expert's patch, graded as an agent) and
 ``noop`` (an empty patch), plus a timed-only ``control`` copy of the base that calibrates
 the noise floor. So ``oracle_advantage`` and ``noop_speedup`` are real measurements of
-identical code, and ``cv`` is the timing noise of the baseline (median over workloads of
-the coefficient of variation of its per-round medians; ``workload_cv`` gives the median
-and the share of workloads within the CV target). ``oracle_significant`` /
+identical code. ``cv`` is the median over the baseline's workloads of the CV of each
+workload's measured value (the relative standard error of its per-round medians; what the
+calibration rounds bring down); ``workload_cv`` gives that median and the share of
+workloads within the CV target; ``dispersion`` / ``workload_dispersion`` are the same for
+the round-to-round CV of the medians (the machine's between-process noise, which more
+rounds do not lower). ``oracle_significant`` /
 ``noop_significant``: the task speedup's bootstrap CI excludes 1 and it lies outside the
 noise floor; ``oracle_advantage_ci`` should cover 0. ``tests_pass`` is the oracle passing
 the gate (tests and snapshots).
@@ -109,6 +112,9 @@ def summarise(result: dict[str, Any], settings: GradeSettings) -> dict[str, Any]
     """The summary row of one task's grading result (oracle and noop candidates)."""
     oracle, noop = evaluate(result, "oracle"), evaluate(result, "noop")
     baseline = (result.get("trees") or {}).get("baseline", {})
+    cvs = {wl: v for wl, v in metrics.workload_cvs(baseline).items() if math.isfinite(v)}
+    dispersions = {wl: v for wl, v in metrics.workload_dispersions(baseline).items()
+                   if math.isfinite(v)}
     return {
         "oracle_speedup": oracle["speedup"],
         "oracle_advantage": oracle["advantage_overall"],
@@ -126,11 +132,13 @@ def summarise(result: dict[str, Any], settings: GradeSettings) -> dict[str, Any]
         "noop_significant": bool(noop.get("speedup_significant")),
         "noop_significant_workloads": noop.get("significant_workloads"),
         "noise_floor": oracle.get("noise_floor"),
-        "cv": metrics.round_cv(baseline) if baseline else math.nan,
-        "workload_cv": workload_cv_summary(baseline, settings.cv_target),
+        "cv": workload_cv_summary(cvs, settings.cv_target)["median"],
+        "dispersion": metrics.round_cv(baseline) if baseline else math.nan,
+        "workload_cv": workload_cv_summary(cvs, settings.cv_target),
+        "workload_dispersion": workload_cv_summary(dispersions, settings.cv_target),
         # every workload's achieved CV: the acceptance pools them over the whole pack
-        "baseline_workload_cv": {wl: v for wl, v in (baseline.get("cv") or {}).items()
-                                 if isinstance(v, float) and math.isfinite(v)},
+        "baseline_workload_cv": cvs,
+        "baseline_workload_dispersion": dispersions,
         "rounds": result.get("rounds"),
         "tests_pass": bool(oracle.get("success")),
         "noop_pass": bool(noop.get("success")),
@@ -158,10 +166,9 @@ def expert_workload_speedups(result: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-def workload_cv_summary(tree: dict[str, Any], target: float) -> dict[str, Any]:
-    """Median achieved CV over the tree's workloads and the share at or below ``target``."""
-    cvs = sorted(v for v in (tree.get("cv") or {}).values()
-                 if isinstance(v, float) and math.isfinite(v))
+def workload_cv_summary(per_workload: dict[str, float], target: float) -> dict[str, Any]:
+    """Median over workloads and the share at or below ``target``."""
+    cvs = sorted(v for v in per_workload.values() if isinstance(v, float) and math.isfinite(v))
     if not cvs:
         return {"median": math.nan, "share_within_target": math.nan, "n": 0}
     mid = len(cvs) // 2

@@ -37,7 +37,9 @@ class GradeSettings:
     metadata declares, ``process_cpu`` when it declares nothing). ``max_rounds`` > ``rounds``
     turns on round calibration: extra rounds for workloads whose CV is above
     ``cv_target``, within ``calibration_budget`` seconds. ``controls`` are extra base-tree
-    copies timed only, from which the host calibrates the noise floor.
+    copies timed only, from which the host calibrates the noise floor. ``layout_seed``
+    seeds the memory-layout shift each timing run gets (one per round and tree), so a
+    rerun with the same seed repeats the same layouts.
     """
 
     rounds: int = 5
@@ -55,6 +57,7 @@ class GradeSettings:
     test_timeout: int = 900
     bench_timeout: int = 900
     python: str = "python3"
+    layout_seed: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
     def for_task(self, meta: dict[str, Any]) -> GradeSettings:
@@ -89,7 +92,8 @@ def grade_config(repo: str, expert_patch_path: str, candidates: dict[str, dict[s
             "sample_budget": settings.sample_budget, "max_repeat": settings.max_repeat,
             "controls": list(settings.controls), "snapshot_timeout": settings.snapshot_timeout,
             "python": settings.python, "test_timeout": settings.test_timeout,
-            "bench_timeout": settings.bench_timeout, "work": work, **settings.extra}
+            "bench_timeout": settings.bench_timeout, "layout_seed": settings.layout_seed,
+            "work": work, **settings.extra}
 
 
 def parse_result(stdout: str) -> dict[str, Any]:

@@ -133,14 +133,29 @@ def reward(g: float, gated: bool, oracle_run: bool = False, h: float = 1.0) -> f
     return 1.0 + 2.5 * min(math.log(g) / scale, 2.0)
 
 
-def round_cv(tree: Mapping[str, Any]) -> float:
-    """Timing noise of one tree: median over workloads of the coefficient of variation of
-    its per-round medians (the same code measured once per round)."""
-    cvs = []
-    for raw in (tree.get("round_medians") or {}).values():
+def workload_dispersions(tree: Mapping[str, Any]) -> dict[str, float]:
+    """Per workload: the coefficient of variation of its per-round medians (the same code
+    measured once per round, each time in a fresh interpreter); the machine's noise."""
+    out = {}
+    for wl, raw in (tree.get("round_medians") or {}).items():
         values = [v for v in raw if v is not None]
         if len(values) >= 2 and statistics.mean(values) > 0:
-            cvs.append(statistics.stdev(values) / statistics.mean(values))
+            out[wl] = statistics.stdev(values) / statistics.mean(values)
+    return out
+
+
+def workload_cvs(tree: Mapping[str, Any]) -> dict[str, float]:
+    """Per workload: the CV of its measured value, the relative standard error over rounds
+    (dispersion / sqrt(rounds)); what the calibration rounds bring under the target.
+    Recomputed from the round medians, so a regrade of any raw result gets the same."""
+    rounds = {wl: sum(v is not None for v in raw)
+              for wl, raw in (tree.get("round_medians") or {}).items()}
+    return {wl: d / math.sqrt(rounds[wl]) for wl, d in workload_dispersions(tree).items()}
+
+
+def round_cv(tree: Mapping[str, Any]) -> float:
+    """Timing noise of one tree: the median over workloads of :func:`workload_dispersions`."""
+    cvs = list(workload_dispersions(tree).values())
     return statistics.median(cvs) if cvs else math.nan
 
 

@@ -106,8 +106,14 @@ def test_firth_maximises_the_penalised_likelihood_under_separation() -> None:
     ref = optimize.minimize(lambda b: -_penalised(X, y, b), np.zeros(3), method="BFGS",
                             options={"gtol": 1e-10})
     assert fit.converged
-    assert fit.coef == pytest.approx(ref.x, abs=1e-4)
-    assert fit.penalized_loglik == pytest.approx(-ref.fun, abs=1e-8)
+    # at least as high as BFGS gets, and a stationary point of the penalised likelihood
+    assert fit.penalized_loglik >= -ref.fun - 1e-9
+    assert fit.penalized_loglik == pytest.approx(_penalised(X, y, fit.coef), abs=1e-10)
+    grad = optimize.approx_fprime(fit.coef, lambda b: _penalised(X, y, b), 1e-6)
+    assert np.abs(grad).max() < 1e-4
+    # the surface is flat along the separating direction (coefficient ~21): the two
+    # optimisers stop a few 1e-4 apart there, which BLAS differences between machines move
+    assert fit.coef == pytest.approx(ref.x, rel=1e-4, abs=1e-4)
 
 
 def test_firth_restricted_fit_and_penalised_lr() -> None:

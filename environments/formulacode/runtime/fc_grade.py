@@ -19,13 +19,25 @@ Timer and CPUs (``cfg["timer"]``, ``cfg["cpus"]``, from the task's metadata): CP
 wall-clock (``wall``) runs on the task's declared CPU set with that many threads, so a
 parallelisation or I/O-hiding change can show its speedup (see :func:`cpu_plan`).
 
-Calibration: inside a round each workload samples until its CV reaches ``cv_target`` (or
-its per-round budget is spent); after ``rounds`` rounds, extra rounds (up to
-``max_rounds``, within ``calibration_budget`` seconds) re-time only the workloads whose
-round-to-round CV is still above the target. The achieved CV per workload is recorded
-(``trees[name]["cv"]``; per-round sample CVs in ``sample_cv``). ``controls`` (e.g.
-``["control"]``) add extra copies of the base tree that are only timed: base-vs-base
-measurements from which the host calibrates the noise floor.
+Calibration: inside a round each workload samples until the CV of its samples reaches
+``cv_target`` (or its per-round budget is spent). A fresh interpreter lands the same code
+at a different memory layout, which moves its timings by a few percent however many samples
+it takes, so the CV that more measurement can lower is the CV *of the workload's value*: the
+relative standard error over rounds, ``sd(round medians) / (sqrt(rounds) mean)``. After
+``rounds`` rounds, extra rounds (up to ``max_rounds``, within ``calibration_budget``
+seconds) re-time only the workloads whose value's CV is still above the target. Recorded per
+workload: the achieved CV (``trees[name]["cv"]``), the round-to-round dispersion of the
+medians (``dispersion``: the machine's between-process noise) and every round's sample CV
+(``sample_cv``). ``controls`` (e.g. ``["control"]``) add extra copies of the base tree that
+are only timed: base-vs-base measurements from which the host calibrates the noise floor.
+
+Layout: the trees are timed at paths of equal length (``trees/00``, ``trees/01``, ...) and
+every timing run gets its own seeded layout shift (``FC_LAYOUT_SEED``, which ``fc_bench``
+turns into heap padding, and an environment pad of random length, which moves the stack),
+drawn per round and tree from ``layout_seed``. Without it a tree keeps one layout for the
+whole run, and two copies of the same code differed by up to 3% across every round: a bias
+that no number of rounds removes and no bootstrap over rounds sees. Randomised, it becomes
+round-to-round noise that the paired tests and the CIs do see.
 """
 
 from __future__ import annotations
@@ -35,6 +47,7 @@ import json
 import math
 import os
 import pickle
+import random
 import re
 import shutil
 import subprocess
@@ -332,8 +345,9 @@ def grade(cfg: dict[str, Any]) -> dict[str, Any]:
         patches[name] = ""
     out: dict[str, Any] = {"load_before": os.getloadavg(), "trees": {}, "patches": patches}
     trees: dict[str, Path] = {}
-    for name, patch in patches.items():
-        dest = work / name
+    (work / "trees").mkdir()
+    for i, (name, patch) in enumerate(patches.items()):
+        dest = work / "trees" / f"{i:02d}"  # equal-length paths: the layout ignores names
         info = make_tree(pristine, dest, patch)
         out["trees"][name] = {"apply": info, "touched": touched_functions(pristine, patch)}
         if info["ok"]:
@@ -399,14 +413,35 @@ def grade(cfg: dict[str, Any]) -> dict[str, Any]:
         for wl in tree_out["round_medians"]:
             tree_out["round_medians"][wl] += [None] * (r - len(tree_out["round_medians"][wl]))
         tree_out["cv"] = round_cvs(tree_out, r)
+        tree_out["dispersion"] = round_dispersions(tree_out, r)
     out.update(timing_seconds=time.time() - t0, load_after=os.getloadavg(), rounds=r,
+               layout_seed=cfg.get("layout_seed", 0),
                min_rounds=rounds, repeat=repeat, timer=timer, cv_target=cv_target)
     return out
 
 
-def round_cvs(tree_out: dict[str, Any], upto: int) -> dict[str, float]:
+def round_dispersions(tree_out: dict[str, Any], upto: int) -> dict[str, float]:
     """Per workload: CV of its per-round medians (the same code measured once a round)."""
     return {wl: _cv(vals[:upto]) for wl, vals in tree_out.get("round_medians", {}).items()}
+
+
+def round_cvs(tree_out: dict[str, Any], upto: int) -> dict[str, float]:
+    """Per workload: the CV of its measured value, i.e. the relative standard error over
+    rounds (dispersion / sqrt(rounds measured)); what more rounds bring down."""
+    out = {}
+    for wl, vals in tree_out.get("round_medians", {}).items():
+        n = sum(v is not None for v in vals[:upto])
+        out[wl] = _cv(vals[:upto]) / math.sqrt(n) if n >= 2 else math.nan
+    return out
+
+
+def layout_env(env: dict[str, str], seed: Any, r: int, name: str) -> dict[str, str]:
+    """``env`` plus this timing run's layout shift: ``FC_LAYOUT_SEED`` (heap padding in
+    ``fc_bench``) and ``FC_ENV_PAD`` (0-4095 bytes of environment, which moves the stack),
+    seeded by (``seed``, round, tree) so a rerun repeats them."""
+    rng = random.Random(f"{seed}|{r}|{name}")
+    return dict(env, FC_LAYOUT_SEED=str(rng.randrange(2**31)),
+                FC_ENV_PAD="." * rng.randrange(4096))
 
 
 def _time_round(out: dict[str, Any], trees: dict[str, Path], names: list[str], r: int,
@@ -425,7 +460,8 @@ def _time_round(out: dict[str, Any], trees: dict[str, Path], names: list[str], r
     for name in order:
         res_file = work / f"{name}.r{r}.json"
         done = sh([*out["pinned"], python, str(BENCH), "time", str(trees[name]), str(res_file),
-                   *bench_opts, *extra], timeout=cfg.get("bench_timeout", 900), env=env)
+                   *bench_opts, *extra], timeout=cfg.get("bench_timeout", 900),
+                  env=layout_env(env, cfg.get("layout_seed", 0), r, name))
         tree_out = out["trees"][name]
         if not res_file.exists():
             tree_out["bench_errors"]["*"] = done.stderr[-1500:]

@@ -119,3 +119,44 @@ def test_rounds_calibrate_until_the_cv_target_and_record_it(tmp_path: Path) -> N
     met = _grade(tmp_path / "m", GradeSettings(rounds=2, repeat=1, max_rounds=4,
                                                cv_target=10.0))
     assert met["rounds"] == 2
+    assert all(base["dispersion"][wl] == pytest.approx(base["cv"][wl] * 2) for wl in timed
+               if base["cv"][wl] > 0)  # the value's CV: dispersion / sqrt(4 rounds)
+
+
+def test_every_timing_run_gets_a_seeded_layout_of_its_own() -> None:
+    env = {"A": "1"}
+    one = fc_grade.layout_env(env, 0, 3, "expert")
+    assert one == fc_grade.layout_env(env, 0, 3, "expert")  # a rerun repeats it
+    assert one["A"] == "1" and set(one) == {"A", "FC_LAYOUT_SEED", "FC_ENV_PAD"}
+    draws = [fc_grade.layout_env(env, 0, r, name) for r in range(8)
+             for name in ("baseline", "expert")]
+    pads = {len(d["FC_ENV_PAD"]) for d in draws}
+    assert len({d["FC_LAYOUT_SEED"] for d in draws}) == 16 and len(pads) > 8
+    assert all(0 <= n < 4096 for n in pads)
+    assert fc_grade.layout_env(env, 1, 3, "expert") != one  # another run seed, other layouts
+
+
+def test_heap_padding_is_seeded() -> None:
+    fc_bench = load_runtime("fc_bench")
+    kept = [fc_bench.shift_layout(s) for s in (1, 1, 2)]
+    assert kept[0] == kept[1] != kept[2] and kept[0] > 0
+
+
+def test_trees_are_timed_at_equal_length_paths_with_layout_seeds(tmp_path: Path) -> None:
+    out = _grade(tmp_path, GradeSettings(rounds=1, repeat=1))
+    assert out["layout_seed"] == 0
+    timed = tmp_path / "work" / "trees" / "trees"  # grade_local's work dir, then the runtime's
+    trees = sorted(p.name for p in timed.iterdir() if p.is_dir())
+    assert len(trees) == len(out["trees"]) and {len(t) for t in trees} == {2}
+
+
+def test_workload_cv_is_the_relative_standard_error_of_its_rounds() -> None:
+    from environments.formulacode import metrics
+
+    tree = {"round_medians": {"a": [1.0, 1.1, 0.9, 1.0], "b": [2.0, None, 2.0], "c": [1.0]}}
+    disp = metrics.workload_dispersions(tree)
+    assert disp["a"] == pytest.approx(0.0816496580927726) and disp["b"] == 0.0
+    assert "c" not in disp  # one round: no dispersion
+    cvs = metrics.workload_cvs(tree)
+    assert cvs["a"] == pytest.approx(disp["a"] / 2) and cvs["b"] == 0.0
+    assert metrics.round_cv(tree) == pytest.approx(disp["a"] / 2)  # median of a and b

@@ -17,7 +17,7 @@ def _arrays(n_shards, length):
 
 
 class Summary:
-    params = [[2, 4, 8], [20_000, 400_000], ["zlib", "raw"]]
+    params = [[4, 8, 16], [100_000, 400_000], ["zlib", "raw"]]
     param_names = ["n_shards", "length", "storage"]
     warmup_time = 0.02
 

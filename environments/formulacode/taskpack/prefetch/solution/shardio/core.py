@@ -47,7 +47,8 @@ def _pool():
 def shard_summary(paths):
     """Per shard: (length, sum, 1% / 50% / 99% quantiles), in path order."""
     paths = list(paths)
-    if len(paths) < 2:
+    if len(paths) < 2 or not all(p.endswith(".z") for p in paths):
+        # an uncompressed shard is one read from the page cache: nothing to hide
         return [_summarise(_load(p)) for p in paths]
     # read and decompress the next shard in the background while this one is summarised
     # (file reads and zlib both release the GIL)

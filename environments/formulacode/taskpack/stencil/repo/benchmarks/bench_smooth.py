@@ -11,7 +11,7 @@ def _grid(size):
 
 
 class Smooth:
-    params = [[40, 300, 900, 1_500], [1, 3], ["cross", "box"]]
+    params = [[40, 300, 1_200, 1_800], [1, 3], ["cross", "box"]]
     param_names = ["size", "iterations", "kernel"]
     warmup_time = 0.02
 
