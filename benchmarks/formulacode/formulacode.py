@@ -166,6 +166,6 @@ def formulacode(
                 tool_call_validity()],
         sandbox=task_sandbox,
         time_limit=time_limit,
-        version="2.0.0",
+        version="2.1.0",
         metadata={"benchmark": "formulacode"},
     )

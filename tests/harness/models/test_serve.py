@@ -90,6 +90,28 @@ def test_forced_tool_choice_is_grammar_constrained(server: str) -> None:
 
 
 @needs_model
+def test_a_follow_up_turn_reuses_the_cached_prefix(server: str) -> None:
+    """The second turn of a conversation extends the first prompt, so the server reports
+    those tokens as cached (``prompt_tokens_details.cached_tokens``), whatever the model
+    said in between. Deterministic, unlike counting turns of an agent episode, where a
+    greedy model may finish in one turn on another machine's BLAS."""
+    first = [{"role": "user", "content": "What is 17 + 25? Use the add tool."}]
+    status, body = _post(server, {"model": MODEL, "temperature": 0, "tools": [ADD],
+                                  "messages": first})
+    assert status == 200
+    reply = body["choices"][0]["message"]  # type: ignore[index]
+    call = reply["tool_calls"][0]
+    follow_up = [*first, reply, {"role": "tool", "tool_call_id": call["id"],
+                                 "content": "42"}]
+    status, body = _post(server, {"model": MODEL, "temperature": 0, "tools": [ADD],
+                                  "messages": follow_up})
+    assert status == 200
+    usage = body["usage"]  # type: ignore[index]
+    cached = usage["prompt_tokens_details"]["cached_tokens"]
+    assert 0 < cached < usage["prompt_tokens"]
+
+
+@needs_model
 def test_bad_requests_are_openai_errors(server: str) -> None:
     status, body = _post(server, {"model": MODEL, "messages": []})
     assert status == 400 and "messages" in body["error"]["message"]  # type: ignore[index]
@@ -156,7 +178,8 @@ def test_benchmarks_run_through_inspects_openai_provider(
         made = [c for m in log.samples[0].messages if m.role == "assistant"
                 for c in (m.tool_calls or [])]  # type: ignore[union-attr]
         assert made, f"{spec}: the model made no tool call through the server"
-        if solver is None:  # a multi-turn episode re-uses its own prefix on the server
+        turns = sum(m.role == "assistant" for m in log.samples[0].messages)
+        if turns > 1:  # a multi-turn episode re-uses its own prefix on the server
             usage = next(iter(log.stats.model_usage.values()))
             assert usage.input_tokens_cache_read and usage.input_tokens_cache_read > 0
     frame = read_results(tmp_path)
