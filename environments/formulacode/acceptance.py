@@ -20,6 +20,8 @@ Criteria (the issue's "Acceptance" paragraph):
   of each workload's measured value (its relative standard error over the rounds, what
   calibration rounds bring down); the round-to-round dispersion, the machine's noise, is
   in the rows (``workload_dispersion``) and not a criterion.
+* ``quiet_machine`` (a timed run only): the probe of ``host_noise`` found every CPU quiet
+  before and after the run; the criteria above are read "on a quiet machine".
 * ``wall_tasks_speed_up``: tasks timed on the wall clock (parallel and I/O-hiding ones)
   show a significant oracle speedup > 1, and every parallelism task *is* wall-timed (a
   CPU-time timer cannot see parallelism).
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 MIN_SPEEDUP = 1.05
@@ -59,10 +61,14 @@ def _workload_cvs(row: Mapping[str, Any]) -> list[float]:
 
 
 def check(rows: Mapping[str, Mapping[str, Any]], min_speedup: float = MIN_SPEEDUP,
-          cv_target: float = CV_TARGET, cv_share: float = CV_SHARE) -> dict[str, Any]:
+          cv_target: float = CV_TARGET, cv_share: float = CV_SHARE,
+          host_noise: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """The ``acceptance`` block for validate's JSON: ``{"passed": bool, "criteria": [...]}``,
     each criterion ``{name, value, threshold, passed, failing_tasks}``. ``rows`` maps a task
-    id to its summary row; an empty run fails (nothing was shown to pass)."""
+    id to its summary row; an empty run fails (nothing was shown to pass). ``host_noise``:
+    the run's probes of the machine (``host_noise.probe``, before and after); given, the
+    ``quiet_machine`` criterion holds when every probe found the machine quiet (a regrade
+    has no probe and so no such criterion)."""
     items = sorted(rows.items())
     infra = [t for t, r in items if r.get("infra_failure")]
     rated = [(t, r) for t, r in items if not r.get("infra_failure")]
@@ -104,4 +110,10 @@ def check(rows: Mapping[str, Mapping[str, Any]], min_speedup: float = MIN_SPEEDU
                    "every wall-timed task significant and > 1; parallelism tasks wall-timed",
                    wall_fail, passed=bool(wall) and not wall_fail),
     ]
+    if host_noise is not None:
+        worst = max((float(p["max_cv"]) for p in host_noise), default=math.nan)
+        bound = max((float(p["quiet_cv"]) for p in host_noise), default=math.nan)
+        criteria.append(_criterion(
+            "quiet_machine", worst, f"probe CV <= {bound} on every CPU, before and after",
+            [], passed=bool(host_noise) and all(p.get("quiet") for p in host_noise)))
     return {"passed": all(c["passed"] for c in criteria), "criteria": criteria}

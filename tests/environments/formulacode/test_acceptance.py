@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from benchmarks.formulacode import validate
-from environments.formulacode import acceptance
+from environments.formulacode import acceptance, host_noise
 from environments.formulacode.records import TaskRecord
 
 
@@ -96,25 +96,47 @@ def _record(slug: str) -> TaskRecord:
                       pr_merge_commit_sha="b", extra={"pack_slug": slug})
 
 
-@pytest.mark.parametrize("rows,code", [
-    (_good(), 0),
-    ({**_good(), "t_algo": _row(noop_significant=True)}, 1),
-    ({**_good(), "t_io": _row(1.0, "wall", "io", oracle_significant=False)}, 1),
+def _probe(max_cv: float) -> dict[str, Any]:
+    return {"cpus": {"0": {"median_ms": 9.0, "cv": max_cv, "p90_over_median": 1.0}},
+            "max_cv": max_cv, "quiet": max_cv <= host_noise.QUIET_CV,
+            "quiet_cv": host_noise.QUIET_CV, "reps": 60, "iterations": 1}
+
+
+@pytest.mark.parametrize("rows,probe_cv,code", [
+    (_good(), 0.01, 0),
+    ({**_good(), "t_algo": _row(noop_significant=True)}, 0.01, 1),
+    ({**_good(), "t_io": _row(1.0, "wall", "io", oracle_significant=False)}, 0.01, 1),
+    (_good(), 0.14, 1),  # every task row passes, but the machine was not quiet
 ])
 def test_validate_exit_code_follows_the_acceptance(monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str],
                                                    rows: dict[str, dict[str, Any]],
-                                                   code: int) -> None:
-    """``main`` with the grading replaced by the synthetic rows: its exit code is the
-    acceptance verdict, and the JSON carries the block."""
+                                                   probe_cv: float, code: int) -> None:
+    """``main`` with the grading replaced by the synthetic rows and the machine probe by
+    a fixed one: its exit code is the acceptance verdict, and the JSON carries the block
+    and both probes."""
     records = [_record(t) for t in rows]
     monkeypatch.setattr(validate, "load_records", lambda _src: records)
     monkeypatch.setattr(validate, "validate_task_local",
                         lambda record, settings, raw_dir=None: rows[record.extra["pack_slug"]])
+    monkeypatch.setattr(validate.host_noise, "probe", lambda: _probe(probe_cv))
     assert validate.main(["--local", "--json"]) == code
-    out = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
     assert out["acceptance"]["passed"] is (code == 0)
     assert sorted(out["tasks"]) == sorted(r.task_id for r in records)
+    quiet = _by_name(out["acceptance"])["quiet_machine"]
+    assert quiet["passed"] is (probe_cv <= host_noise.QUIET_CV)
+    assert quiet["value"] == probe_cv
+    assert out["settings"]["host_noise"]["start"]["max_cv"] == probe_cv
+    assert ("not quiet" in captured.err) is (probe_cv > host_noise.QUIET_CV)
+
+
+def test_without_a_probe_there_is_no_quiet_machine_criterion() -> None:
+    """A regrade times nothing, so it cannot say how quiet the machine was."""
+    assert "quiet_machine" not in _by_name(acceptance.check(_good()))
+    block = acceptance.check(_good(), host_noise=[_probe(0.01), _probe(0.09)])
+    assert not block["passed"] and _by_name(block)["quiet_machine"]["value"] == 0.09
 
 
 def test_the_old_command_hands_over_to_the_benchmark_layer() -> None:
