@@ -137,6 +137,15 @@ def paired(rows: Sequence[dict[str, Any]], a: str, b: str, proto: str, size: int
     return ci([left[i] - right[i] for i in ids], ids, seed)
 
 
+def shared_cells(rows: Sequence[dict[str, Any]], a: str, b: str) -> list[tuple[str, int]]:
+    """The (protocol, batch size) cells both editors were scored in, single first: a
+    paired difference exists only there (``--single-only`` leaves an editor's batch cells
+    out)."""
+    cells = [{(r["protocol"], int(r["batch_size"])) for r in rows if r["editor"] == e}
+             for e in (a, b)]
+    return sorted(cells[0] & cells[1], key=lambda c: (c[0] != "single", c[1]))
+
+
 def per_subject(rows: Sequence[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
     """Single-protocol means and CIs per subject and editor."""
     out = []
@@ -207,8 +216,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         result["medrek_minus_retrieval"] = [
             {"protocol": p, "batch_size": b, "metric": m,
              **paired(rows, "medrek", "retrieval", p, b, m, args.seed)}
-            for p, b in [("single", 1)] + [("batch", b) for b in args.batch_sizes]
-            for m in METRICS]
+            for p, b in shared_cells(rows, "medrek", "retrieval") for m in METRICS]
     if hop_rows:
         result["portability"] = [
             {"editor": e, **ci([r["portability"] for r in hop_rows if r["editor"] == e],

@@ -42,7 +42,7 @@ from benchmarks.medversa.whitebox import WhiteBoxRunner
 from environments.medversa.load import load_dataset, resolve
 from environments.medversa.schema import EditCase
 from environments.medversa.split import Split, check_disjoint, released_train_file, seeded_split
-from harness.editors import EditTriple, editor_names, is_whitebox, make_editor
+from harness.editors import Editor, EditTriple, editor_names, is_whitebox, make_editor
 from harness.tasks import benchmark
 
 DEFAULT_DATA = "sample"
@@ -130,6 +130,19 @@ def _whitebox(api: Any) -> tuple[WhiteBoxRunner, threading.Lock] | None:
     return _RUNNERS[id(model)]
 
 
+TRAINING_FIELDS = ("key", "steps", "records", "cached", "weights_digest", "platform")
+"""What a sample records of a trained editor: enough to tell whether two runs used the same
+trained weights (the same key on two CPUs can name different bf16-trained encoders)."""
+
+
+def training_summary(editor: Editor) -> dict[str, Any] | None:
+    """The identifying part of an editor's ``train_report`` (editors that train set one)."""
+    report = getattr(editor, "train_report", None)
+    if not report:
+        return None
+    return {k: report[k] for k in TRAINING_FIELDS if k in report}
+
+
 @functools.lru_cache(maxsize=8)
 def _train_rows(data: str, train: str, n_train: int | None, seed: int) -> list[Any]:
     """:func:`train_records` of the split, built once per process per split."""
@@ -154,9 +167,10 @@ def edit_and_probe(editor: str, protocol: Protocol, fluency_tokens: int, seed: i
             def run() -> Any:
                 with lock:
                     ed = make_editor(editor, runner.model, runner.tokenizer, train=rows)
-                    return run_whitebox_unit(runner, ed, cases, protocol, fluency_tokens, seed)
+                    return (run_whitebox_unit(runner, ed, cases, protocol, fluency_tokens, seed),
+                            training_summary(ed))
 
-            result = await asyncio.to_thread(run)
+            result, training = await asyncio.to_thread(run)
             variant = WB_LABEL
         else:
             if is_whitebox(editor):
@@ -173,11 +187,13 @@ def edit_and_probe(editor: str, protocol: Protocol, fluency_tokens: int, seed: i
                 return out.completion
 
             result = await run_blackbox_unit(ask, ed, cases, protocol)
-            variant = BB_LABEL
+            variant, training = BB_LABEL, None
         state.metadata["medversa"] = {
             "variant": variant, "editor": editor, "unit_means": result.unit_means(),
             "scores": result.scores, "case_ids": result.case_ids, "details": result.details,
         }
+        if training is not None:
+            state.metadata["medversa"]["editor_training"] = training
         return state
 
     return solve

@@ -30,10 +30,12 @@ from methods.editors.medrek_train import (
     TrainRecord,
     TrainReport,
     _hidden_at,
+    compute_platform,
     forced,
     sentence,
     store_trained,
     train_modules,
+    weights_digest,
 )
 
 SCORE_BATCH = 8
@@ -106,7 +108,9 @@ def budget_curve(model: Any, tokenizer: Any, train: Sequence[TrainRecord],
             return
         if store and done > 0:
             partial = TrainReport("", done, len(train), time.process_time() - t_cpu,
-                                  time.perf_counter() - t_wall, list(losses))
+                                  time.perf_counter() - t_wall, list(losses),
+                                  weights_digest=weights_digest(modules),
+                                  platform=compute_platform())
             store_trained(modules, partial, model, train, TrainConfig(**{**asdict(config),
                                                                          "steps": done}))
         on_point(done, {name: injection_scores(model, tokenizer, modules, encoder, records,

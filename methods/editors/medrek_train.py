@@ -210,6 +210,39 @@ class TrainReport:
     wall_seconds: float
     losses: list[dict[str, float]]
     cached: bool = False
+    weights_digest: str = ""  # content digest of the trained weights (what the key cannot say)
+    platform: str = ""  # the CPU and torch that trained them (bf16 kernels differ by ISA)
+
+
+def weights_digest(modules: PromptModules) -> str:
+    """SHA-256 prefix of the trained weights' bytes.
+
+    The cache key names what *should* determine the weights; bf16 autocast on different
+    CPUs (AMX on one host, AVX-512-BF16 on another) rounds differently, so one key can
+    name different encoders on different machines. Two runs used the same encoder exactly
+    when their digests match."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(modules.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().to(torch.float32).contiguous().numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+def compute_platform() -> str:
+    """The CPU model, its bf16-relevant instruction sets and the torch version."""
+    import platform
+
+    model, flags = platform.processor() or platform.machine(), set()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and value.strip():
+                model = value.strip()
+            elif key.strip() == "flags":
+                flags = set(value.split())
+    isa = [f for f in ("amx_bf16", "avx512_bf16", "avx512f", "avx2") if f in flags]
+    return f"{model}; {','.join(isa) or 'no avx2'}; torch {torch.__version__}"
 
 
 class _Frozen:
@@ -309,7 +342,8 @@ def train_modules(model: Any, tokenizer: Any, records: Sequence[TrainRecord],
                 on_step(step + 1, modules, losses)
     modules.eval()
     report = TrainReport("", config.steps, len(records), time.process_time() - start_cpu,
-                         time.perf_counter() - start_wall, losses)
+                         time.perf_counter() - start_wall, losses,
+                         weights_digest=weights_digest(modules), platform=compute_platform())
     return modules, report
 
 
@@ -334,8 +368,11 @@ def trained_modules(model: Any, tokenizer: Any, records: Sequence[TrainRecord],
                                 config.n_tokens)
         modules.load_state_dict(state)
         modules.eval()
-        report = TrainReport(**{k: info["report"][k] for k in TrainReport.__dataclass_fields__
-                                if k != "cached"}, cached=True)
+        saved = info["report"]
+        report = TrainReport(**{k: saved[k] for k in ("key", "steps", "records", "cpu_seconds",
+                                                      "wall_seconds", "losses")},
+                             cached=True, weights_digest=weights_digest(modules),
+                             platform=str(saved.get("platform", "")))
         return modules, report
     modules, report = train_modules(model, tokenizer, records, encoder, config, log_every)
     store_trained(modules, report, model, records, config, encoder_name, folder)

@@ -123,6 +123,9 @@ def test_full_runner_pieces_on_the_tiny_model(model: Any) -> None:
     assert none_single["locality"]["lo"] == 100.0
     ike_b4 = next(s for s in summary if s["editor"] == "ike" and s["batch_size"] == 4)
     assert ike_b4["n_units"] == 2
+    assert full.shared_cells(rows, "ike", "none") == [("single", 1), ("batch", 4)]
+    single_only = [r for r in rows if r["editor"] == "none" or r["protocol"] == "single"]
+    assert full.shared_cells(single_only, "ike", "none") == [("single", 1)]
     diff = full.paired(rows, "ike", "none", "batch", 4, "locality", seed=0)
     assert diff["hi"] <= 0.0 or diff["mean"] <= 0.0  # context can only move the argmax
     subjects = full.per_subject(rows, seed=0)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from benchmarks.medversa.medversa import medversa, record_to_sample
+from benchmarks.medversa.medversa import medversa, record_to_sample, training_summary
 from benchmarks.medversa.policies import UNKNOWN, read_answer
 from benchmarks.medversa.protocol import make_units, run_whitebox_unit
 from benchmarks.medversa.whitebox import WhiteBoxRunner
@@ -159,3 +159,15 @@ def test_white_box_end_to_end_on_the_embedded_model(tmp_path: Path) -> None:
     assert got["ike"]["efficacy"] > got["none"]["efficacy"]
 
 
+
+
+def test_a_trained_editor_names_its_weights_in_the_sample() -> None:
+    class Trained:
+        train_report = {"key": "k1", "steps": 30, "records": 197, "cached": True,
+                        "weights_digest": "abcd", "platform": "cpu; avx2; torch 2",
+                        "losses": [{"rel": 1.0}], "config": {"steps": 30}}
+
+    summary = training_summary(Trained())  # type: ignore[arg-type]
+    assert summary == {"key": "k1", "steps": 30, "records": 197, "cached": True,
+                       "weights_digest": "abcd", "platform": "cpu; avx2; torch 2"}
+    assert training_summary(make_editor("none")) is None

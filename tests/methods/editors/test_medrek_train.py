@@ -17,6 +17,7 @@ from methods.editors.medrek_train import (
     kl_loss,
     train_modules,
     trained_modules,
+    weights_digest,
 )
 from methods.editors.retrieval import Projection, Retriever
 
@@ -113,6 +114,12 @@ def test_trained_modules_are_cached_by_content(tiny_llama: Any, char_tokenizer: 
     b, rep_b = trained_modules(tiny_llama, char_tokenizer, RECORDS, hash_encoder, cfg,
                                folder=tmp_path)
     assert not rep_a.cached and rep_b.cached and rep_a.key == rep_b.key
+    # the digest names the weights themselves; the platform says what trained them
+    assert rep_a.weights_digest == rep_b.weights_digest == weights_digest(b)
+    assert len(rep_a.weights_digest) == 16 and rep_b.platform == rep_a.platform != ""
+    other_seed, _ = train_modules(tiny_llama, char_tokenizer, RECORDS, hash_encoder,
+                                  TrainConfig(steps=2, batch_size=2, seed=1, bf16=False))
+    assert weights_digest(other_seed) != rep_a.weights_digest
     for (k, v), (_, w) in zip(a.state_dict().items(), b.state_dict().items(), strict=True):
         torch.testing.assert_close(v, w, msg=k)
     assert len(list(tmp_path.glob("*.pt"))) == 1
