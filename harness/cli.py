@@ -277,6 +277,33 @@ def study_report(
         console.print(f"{kind}: {path}")
 
 
+@study_app.command("regenerate")
+def study_regenerate(
+    root: Annotated[Path, typer.Argument(help="Folder of committed reports.")] = Path(
+        "methods/studies/reports"),
+    check: Annotated[bool, typer.Option(
+        "--check", help="Rebuild into scratch folders and compare; write nothing.")] = False,
+    only: Annotated[list[str] | None, typer.Option(
+        "--only", help="Keep reports whose path contains this (repeatable).")] = None,
+) -> None:
+    """Rebuild every report under ROOT from its logs with the command it recorded
+    (provenance.report_command); with --check, say which would differ. Exit 1 if any
+    differs, errors, or has no logs here."""
+    from harness.factorial.report.regenerate import regenerate, summary_line
+
+    outcomes = regenerate(root, Path.cwd(), check=check, only=only or ())
+    if not outcomes:
+        console.print(f"[red]error:[/red] no report.json under {root}")
+        raise typer.Exit(1)
+    for o in outcomes:
+        mark = "ok  " if o.ok else "FAIL"
+        console.print(f"{mark} {o.status:12} {o.report}" + (f"  {o.detail}" if o.detail else ""),
+                      highlight=False, soft_wrap=True)
+    console.print(summary_line(outcomes))
+    if not all(o.ok for o in outcomes):
+        raise typer.Exit(1)
+
+
 @lightwm_app.command("induce")
 def lightwm_induce(
     traces: Annotated[Path, typer.Option("--traces", help="Inspect log file or folder.")],

@@ -12,11 +12,12 @@ White-box scores follow spec §2 (teacher-forced token accuracy); black-box scor
 edits applied one ``apply`` call at a time and never reset, every case edited so far scored
 after every k edits, with bootstrap CIs over records (:func:`point_summary`) and the paired
 change of the earliest edits between the first and the last point (:func:`retention`). For
-knowledge-base editors it only grows the knowledge base; for weight editors (FT-L, ROME,
-MEMIT, GRACE) it is where edits interfere. Run it for several editors with::
+knowledge-base editors (retrieval, MedREK) it only grows the knowledge base and for IKE the
+context; for weight editors (FT-L, ROME, MEMIT, GRACE) it is where edits interfere. Run it
+for several editors with::
 
     python -m benchmarks.medversa.protocol --data PATH/test.json --model smollm2-135m \\
-        --n 100 --every 10 --editors none,retrieval,ft-l,rome,memit,grace
+        --n 100 --every 10 --editors none,retrieval,ft-l,rome,memit,grace,medrek,ike
 """
 
 from __future__ import annotations
@@ -379,7 +380,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     import time
     from pathlib import Path
 
+    from benchmarks.medversa.medversa import train_records
     from environments.medversa.load import load_dataset
+    from environments.medversa.split import check_disjoint
     from harness.editors import make_editor
     from harness.models.whitebox import WhiteBoxLM, ensure_hf_copy, ladder_hf_copy
 
@@ -395,9 +398,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--stem", default=None, help="file name stem (default lifelong-n<N>)")
     args = parser.parse_args(argv)
     cases = make_units(load_dataset(args.data), "sequential", args.n, args.seed)[0]
-    # what the benchmark's learning editors train on (retrieval's projection, the ROME/MEMIT
-    # covariance corpus): the shipped sample set, never the evaluated records
-    train = [(c.prompt, c.rephrase_prompt, c.locality[0].prompt) for c in load_dataset("sample")]
+    # what the learning editors train on (retrieval's projection, the ROME/MEMIT covariance
+    # corpus, MedREK's retriever and prompt encoder): the shipped sample set, never the
+    # evaluated records; the 5-field rows of `train_records` (retrieval and the covariance
+    # corpus read the first three fields, MedREK all five)
+    train = train_records(load_dataset("sample"))
+    check_disjoint(load_dataset("sample"), cases)
     folder = ensure_hf_copy() if args.model == "smollm2-135m" else ladder_hf_copy(args.model)
     lm = WhiteBoxLM.load(folder)
     runner = WhiteBoxRunner(lm.model, lm.tokenizer)
@@ -407,6 +413,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings = {"model": args.model, "data": str(args.data), "n": args.n, "every": args.every,
                 "seed": args.seed, "case_ids": [c.id for c in cases],
                 "bootstrap": {"n_boot": DEFAULT_BOOT, "level": 0.95, "cluster": "record"},
+                "train": f"sample ({len(train)} records, disjoint from the evaluated ones)",
                 "command": "python -m benchmarks.medversa.protocol " + " ".join(
                     argv if argv is not None else __import__("sys").argv[1:])}
     # resumable: editors already in a file written with the same design are kept, not rerun
@@ -419,7 +426,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         editor = make_editor(name, lm.model, lm.tokenizer, train=train)
         build = time.perf_counter() - started
         points = run_lifelong(runner, editor, cases, args.every, on_point=_progress(name))
+        trained = getattr(editor, "train_report", None)  # MedREK says what its training did
         runs[name] = {"build_seconds": round(build, 3),
+                      **({"training": {k: trained[k] for k in ("key", "steps", "records",
+                                                              "cached", "platform")
+                                       if k in trained}} if trained else {}),
                       "wall_seconds": round(time.perf_counter() - started, 3),
                       "curve": [point_summary(p, seed=args.seed) for p in points],
                       "retention": retention(points, seed=args.seed),

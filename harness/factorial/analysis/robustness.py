@@ -188,7 +188,10 @@ def _significant_sides(
 
 
 def pick_pair(prep: Prepared, m: int, compare: Sequence[str] | None) -> tuple[str, str]:
-    means = prep.cells.group_by(f"_f{m}").agg(pl.col("mean").mean()).sort("mean", descending=True)
+    # ties (two levels with the same mean) break by level name: group_by's order is
+    # arbitrary, and the attributed pair must not change from one run to the next
+    means = (prep.cells.group_by(f"_f{m}").agg(pl.col("mean").mean())
+             .sort(["mean", f"_f{m}"], descending=[True, False]))
     if compare is not None:
         a, b = (str(c) for c in compare)
         for v in (a, b):

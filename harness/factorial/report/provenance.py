@@ -69,7 +69,10 @@ def provenance(scored: pl.DataFrame, command: str) -> dict[str, Any]:
              pl.col("log_file").unique().sort().alias("log_files"),
              pl.col("task_version").drop_nulls().first().alias("task_version"))
         .rename({mode: "model"})
-        .sort(["task", "model", "task_args", "model_args", "generate_config"])
+        # eval_metadata last: cells that differ only in it (a solver factor) would otherwise
+        # tie, and group_by's order is arbitrary, so the report would not be reproducible
+        .sort(["task", "model", "task_args", "model_args", "generate_config", "eval_metadata"],
+              nulls_last=True)
     )
     commands = []
     for row in evals.iter_rows(named=True):

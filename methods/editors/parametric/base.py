@@ -229,10 +229,12 @@ def optimise_mlp_delta(model: Any, layer: int, batch: EditBatch, *, steps: int, 
 def corpus_texts(train: Sequence[EditTriple] | None) -> list[str]:
     """The covariance corpus from the benchmark's train triples: every distinct prompt,
     paraphrase and locality prompt, in first-seen order (no edit targets: a key covariance
-    should describe ordinary inputs, not the counterfactual answers)."""
+    should describe ordinary inputs, not the counterfactual answers). Rows may carry more
+    than the triple (the benchmark's 5-field train rows add the target and the locality
+    answer, which MedREK needs); only their first three fields are read."""
     seen: dict[str, None] = {}
     for triple in train or ():
-        for text in triple:
+        for text in tuple(triple)[:3]:
             if text.strip():
                 seen.setdefault(text, None)
     return list(seen)

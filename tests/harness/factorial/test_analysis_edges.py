@@ -214,3 +214,28 @@ def test_power_plan_and_dry_run_mdd(tmp_path: object) -> None:
     power = result.power
     assert power["mdd"] == pytest.approx(
         minimum_detectable_difference(power["n_items"], power["sd_diff"]))
+
+
+def test_wald_ignores_a_zero_variance_direction_whatever_its_rounding() -> None:
+    """A contrast with no sampling variance (a level whose outcomes are constant in every
+    item) leaves a covariance singular up to rounding. Whether that rounding lands at 1e-19
+    or at exactly 0 depends on the BLAS build; the Wald statistic and its rank must not."""
+    from harness.factorial.analysis.linalg import wald
+
+    rng = np.random.default_rng(0)
+    basis, _ = np.linalg.qr(rng.normal(size=(5, 5)))
+    spectrum = np.array([1.6e-4, 4.1e-5, 1.1e-5, 8.5e-6, 0.0])
+    exact = basis @ np.diag(spectrum) @ basis.T
+    b = basis @ np.array([0.02, -0.01, 0.004, 0.003, 1e-11])
+    chi2, rank = wald(b, exact, range(5))
+    assert rank == 4
+    for noise in (5e-19, 1e-17, -3e-19):
+        rounded = basis @ np.diag(spectrum + np.array([0, 0, 0, 0, noise])) @ basis.T
+        again, rank_again = wald(b, rounded, range(5))
+        assert rank_again == 4
+        assert again == pytest.approx(chi2, rel=1e-6)
+    # a direction with real variance, however small in absolute terms, still counts
+    small = basis @ np.diag(spectrum * 1e-12) @ basis.T + basis @ np.diag(
+        [0, 0, 0, 0, 1e-18]) @ basis.T
+    assert wald(b, small, range(5))[1] == 5
+    assert wald(b, np.zeros((5, 5)), range(5)) == (pytest.approx(float("nan"), nan_ok=True), 0)

@@ -174,3 +174,15 @@ def test_the_training_budget_comes_from_the_environment(monkeypatch: pytest.Monk
         monkeypatch.setenv(STEPS_ENV, bad)
         with pytest.raises(ValueError, match=STEPS_ENV):
             train_config()
+
+
+def test_bf16_autocast_is_on_by_default_only_where_the_cpu_has_bf16(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Emulated bf16 on an AVX2-only CPU made a MedREK step ~80x slower than float32."""
+    from methods.editors import medrek_train
+
+    monkeypatch.setattr(medrek_train, "cpu_flags", lambda: {"avx2", "avx512f"})
+    assert medrek_train.TrainConfig().bf16 is False
+    monkeypatch.setattr(medrek_train, "cpu_flags", lambda: {"avx2", "amx_bf16"})
+    assert medrek_train.TrainConfig().bf16 is True
+    assert medrek_train.TrainConfig(bf16=False).bf16 is False  # an explicit choice stands

@@ -226,3 +226,16 @@ def test_bad_input_is_a_clear_error(tiny_llama: Any, char_tokenizer: Any) -> Non
         ROMEEditor(tiny_llama, char_tokenizer, [], layer=0)
     with pytest.raises(ValueError, match="epsilon"):
         FTLEditor(tiny_llama, char_tokenizer, epsilon=0)
+
+
+def test_the_covariance_corpus_reads_only_the_query_fields_of_a_train_row() -> None:
+    """The benchmark's train rows carry five fields (MedREK needs the target and the
+    locality answer); the key covariance describes ordinary inputs, so the two answers must
+    stay out of it whichever row shape an editor is given."""
+    from methods.editors.parametric.base import corpus_texts
+
+    rows = [(p, para, loc, "ANSWER-" + str(i), "LOCAL-" + str(i))
+            for i, (p, para, loc) in enumerate(TRAIN)]
+    corpus = corpus_texts(rows)
+    assert corpus == corpus_texts(TRAIN)
+    assert not any(t.startswith(("ANSWER-", "LOCAL-")) for t in corpus)
