@@ -101,11 +101,12 @@ def fit_gaussian(prob: Problem) -> Fit:
         if item_mode == "cluster":
             b_f, r_f, rk = wls(X[:, cols_f], y, w)
             Xf = X[:, cols_f]
-            Vf = sandwich(
-                np.linalg.pinv(Xf.T @ (Xf * w[:, None])), Xf * (w * r_f)[:, None], item_idx, N, rk
-            )
+            bread_f = np.linalg.pinv(Xf.T @ (Xf * w[:, None]))
+            Vf = sandwich(bread_f, Xf * (w * r_f)[:, None], item_idx, N, rk)
             pos = [cols_f.index(c) for c in sl]
-            chi2, dfw = wald(b_f, Vf, pos)
+            # the model-based covariance sets the scale of "zero variance" (see wald)
+            mse_f = float(np.sum(w * r_f**2)) / max(N - rk, 1)
+            chi2, dfw = wald(b_f, Vf, pos, reference=mse_f * bread_f if mse_f > 0 else None)
             F = chi2 / dfw if dfw else float("nan")
             p = float(sps.f.sf(F, dfw, n_items - 1)) if dfw else float("nan")
         elif item_mode == "random":

@@ -58,15 +58,50 @@ def sandwich(
 WALD_RTOL = 1e-10
 
 
-def wald(b: np.ndarray, V: np.ndarray, idx: Sequence[int]) -> tuple[float, int]:
+def _whitener(R: np.ndarray) -> np.ndarray | None:
+    """``R^{-1/2}`` on R's range (None where R is zero): maps ``R`` to a projector."""
+    R = (R + R.T) / 2
+    vals, vecs = np.linalg.eigh(R)
+    if not np.all(np.isfinite(vals)) or vals.max() <= 0:
+        return None
+    keep = vals > WALD_RTOL * vals.max()
+    return np.asarray((vecs[:, keep] / np.sqrt(vals[keep])) @ vecs[:, keep].T)
+
+
+def wald(b: np.ndarray, V: np.ndarray, idx: Sequence[int],
+         reference: np.ndarray | None = None) -> tuple[float, int]:
     """Wald chi-square of ``b[idx] = 0`` and its rank, on the identifiable subspace.
 
     The rank and the generalised inverse share one relative cut-off (:data:`WALD_RTOL`), so
-    directions with no sampling variance are left out of both, the same on every machine."""
+    directions with no sampling variance are left out of both, the same on every machine.
+
+    ``reference`` (a model-based covariance of the same coefficients, e.g. ``mse (X'WX)^-1``)
+    sets the scale against which a variance counts as zero. Without it the cut-off is
+    relative to ``V``'s own largest value, which cannot see a ``V`` that is zero up to
+    rounding in *every* direction: a term whose levels coincide with the clusters has a
+    cluster-robust variance of ~1e-30, and the statistic came out near 1e27, a different
+    number on every machine. Whitened by the reference, such directions have a variance
+    ratio below the cut-off and leave the test (rank 0: no test)."""
     if not len(idx):
         return float("nan"), 0
     bt = b[list(idx)]
     Vt = V[np.ix_(list(idx), list(idx))]
+    if reference is not None:
+        W = _whitener(reference[np.ix_(list(idx), list(idx))])
+        if W is None:
+            return float("nan"), 0
+        bt, Vt = W @ bt, W @ Vt @ W
+        Vt = (Vt + Vt.T) / 2
+        sv = np.linalg.svd(Vt, compute_uv=False)
+        if not np.all(np.isfinite(sv)):
+            return float("nan"), 0
+        # whitened, a direction's value is its robust / model-based variance ratio
+        cut = WALD_RTOL * max(1.0, float(sv.max()))
+        rank = int(np.sum(sv > cut))
+        if rank == 0:
+            return float("nan"), 0
+        inv = np.linalg.pinv(Vt, rcond=cut / float(sv.max()), hermitian=True)
+        return float(bt @ inv @ bt), rank
     Vt = (Vt + Vt.T) / 2  # symmetric up to rounding; make it exactly so for eigh/pinv
     sv = np.linalg.svd(Vt, compute_uv=False)
     if not np.all(np.isfinite(sv)) or sv.max() <= 0:

@@ -239,3 +239,26 @@ def test_wald_ignores_a_zero_variance_direction_whatever_its_rounding() -> None:
         [0, 0, 0, 0, 1e-18]) @ basis.T
     assert wald(b, small, range(5))[1] == 5
     assert wald(b, np.zeros((5, 5)), range(5)) == (pytest.approx(float("nan"), nan_ok=True), 0)
+
+
+def test_wald_against_a_reference_drops_a_covariance_that_is_zero_everywhere() -> None:
+    """A term whose levels coincide with the clusters has a cluster-robust covariance of
+    rounding noise in every direction; relative to itself it looks full-rank and the
+    statistic is ~1e27. Against the model-based covariance it is no test at all."""
+    from harness.factorial.analysis.linalg import wald
+
+    rng = np.random.default_rng(1)
+    basis, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    model_based = basis @ np.diag([2e-3, 1e-3, 5e-4]) @ basis.T
+    noise = basis @ np.diag([3e-31, 1e-31, 4e-32]) @ basis.T
+    b = np.array([0.03, -0.02, 0.01])
+    assert wald(b, noise, range(3))[1] == 3  # the relative cut-off alone is fooled
+    chi2, rank = wald(b, noise, range(3), reference=model_based)
+    assert rank == 0 and np.isnan(chi2)
+    # a real robust covariance is tested as before, whatever the reference's scale
+    robust = basis @ np.diag([4e-3, 1e-3, 2e-4]) @ basis.T
+    plain = wald(b, robust, range(3))
+    assert wald(b, robust, range(3), reference=model_based) == (pytest.approx(plain[0]), 3)
+    # one zero-variance direction among real ones: dropped, the others kept
+    mixed = basis @ np.diag([4e-3, 1e-3, 1e-20]) @ basis.T
+    assert wald(b, mixed, range(3), reference=model_based)[1] == 2
