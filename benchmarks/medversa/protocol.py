@@ -402,8 +402,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # corpus, MedREK's retriever and prompt encoder): the shipped sample set, never the
     # evaluated records; the 5-field rows of `train_records` (retrieval and the covariance
     # corpus read the first three fields, MedREK all five)
-    train = train_records(load_dataset("sample"))
-    check_disjoint(load_dataset("sample"), cases)
+    sample = load_dataset("sample")
+    check_disjoint(sample, cases)
+    train = train_records(sample)
     folder = ensure_hf_copy() if args.model == "smollm2-135m" else ladder_hf_copy(args.model)
     lm = WhiteBoxLM.load(folder)
     runner = WhiteBoxRunner(lm.model, lm.tokenizer)

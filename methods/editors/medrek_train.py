@@ -251,15 +251,15 @@ def compute_platform() -> str:
     """The CPU model, its bf16-relevant instruction sets and the torch version."""
     import platform
 
-    model, flags = platform.processor() or platform.machine(), set()
+    model = platform.processor() or platform.machine()
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.is_file():
         for line in cpuinfo.read_text().splitlines():
             key, _, value = line.partition(":")
             if key.strip() == "model name" and value.strip():
                 model = value.strip()
-            elif key.strip() == "flags":
-                flags = set(value.split())
+                break
+    flags = cpu_flags()
     isa = [f for f in ("amx_bf16", "avx512_bf16", "avx512f", "avx2") if f in flags]
     return f"{model}; {','.join(isa) or 'no avx2'}; torch {torch.__version__}"
 

@@ -86,27 +86,22 @@ def wald(b: np.ndarray, V: np.ndarray, idx: Sequence[int],
         return float("nan"), 0
     bt = b[list(idx)]
     Vt = V[np.ix_(list(idx), list(idx))]
+    floor = 0.0
     if reference is not None:
         W = _whitener(reference[np.ix_(list(idx), list(idx))])
         if W is None:
             return float("nan"), 0
-        bt, Vt = W @ bt, W @ Vt @ W
-        Vt = (Vt + Vt.T) / 2
-        sv = np.linalg.svd(Vt, compute_uv=False)
-        if not np.all(np.isfinite(sv)):
-            return float("nan"), 0
-        # whitened, a direction's value is its robust / model-based variance ratio
-        cut = WALD_RTOL * max(1.0, float(sv.max()))
-        rank = int(np.sum(sv > cut))
-        if rank == 0:
-            return float("nan"), 0
-        inv = np.linalg.pinv(Vt, rcond=cut / float(sv.max()), hermitian=True)
-        return float(bt @ inv @ bt), rank
+        # whitened, a direction's value is its robust / model-based variance ratio, so a
+        # ratio below WALD_RTOL is zero however small the whole matrix is
+        bt, Vt, floor = W @ bt, W @ Vt @ W, 1.0
     Vt = (Vt + Vt.T) / 2  # symmetric up to rounding; make it exactly so for eigh/pinv
     sv = np.linalg.svd(Vt, compute_uv=False)
     if not np.all(np.isfinite(sv)) or sv.max() <= 0:
         return float("nan"), 0
-    rank = int(np.sum(sv > WALD_RTOL * sv.max()))
-    inv = np.linalg.pinv(Vt, rcond=WALD_RTOL, hermitian=True)
+    cut = WALD_RTOL * max(floor, float(sv.max()))
+    rank = int(np.sum(sv > cut))
+    if rank == 0:
+        return float("nan"), 0
+    inv = np.linalg.pinv(Vt, rcond=cut / float(sv.max()), hermitian=True)
     return float(bt @ inv @ bt), rank
 
