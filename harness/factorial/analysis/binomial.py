@@ -27,7 +27,7 @@ from scipy import stats as sps
 from scipy.special import expit, xlogy
 
 from harness.factorial.analysis.fit import Fit, Problem, aggregated_rows, residual_row
-from harness.factorial.analysis.linalg import sandwich, wald
+from harness.factorial.analysis.linalg import absorbed_by_clusters, sandwich, wald
 from harness.factorial.analysis.matrices import columns, term_sets
 from harness.factorial.analysis.prepare import term_name
 from harness.stats import binomial_glmm, firth_logistic, separated_rows
@@ -136,13 +136,30 @@ def fit_binomial(prob: Problem) -> Fit:
         else:
             chi2 = max(fit(cols_r).dev - fit_f.dev, 0.0)
         df = len(pos)
-        wald_chi2, dfw = wald(fit_f.params, cov(fit_f, cols_f), pos)
+        use_wald = item_mode == "cluster"
+        absorbed = use_wald and absorbed_by_clusters(X[:, cols_f], pos, item_idx, n_items)
+        if absorbed:
+            wald_chi2, dfw = math.nan, 0  # its levels are the clusters: nothing to test on
+        else:
+            # clustered: whitened by the model-based covariance (see linalg.wald)
+            wald_chi2, dfw = wald(fit_f.params, cov(fit_f, cols_f), pos,
+                                  reference=fit_f.cov_model if use_wald else None)
         wald_p = float(sps.chi2.sf(wald_chi2, dfw)) if dfw else float("nan")
         lr_p = float(sps.chi2.sf(chi2, df)) if df else float("nan")
-        use_wald = item_mode == "cluster"
-        # under separation the sandwich rests on a few sparse cells and can be far too
-        # small, so a term counts only when the clustered and the penalised-LR tests agree
-        p_value = (max(wald_p, lr_p) if firth else wald_p) if use_wald else lr_p
+        if not use_wald:
+            p_value, p_test = lr_p, "lr-firth" if firth else "lr"
+        elif absorbed:
+            p_value, p_test = math.nan, "none: the term is the cluster"
+        elif firth and dfw:
+            # under separation the sandwich rests on a few sparse cells and can be far too
+            # small, so a term counts only when the clustered and the penalised-LR tests agree
+            p_value, p_test = max(wald_p, lr_p), "max(wald-cluster, lr)-firth"
+        elif firth:
+            # no clustered variance left in any direction (every outcome fitted exactly):
+            # the penalised LR test is the one that still has something to say
+            p_value, p_test = lr_p, "lr-firth (no clustered variance)"
+        else:
+            p_value, p_test = wald_p, "wald-cluster"
         name = term_name(term, prep.names)
         if term_sep:
             separated_terms.append(name)
@@ -160,8 +177,7 @@ def fit_binomial(prob: Problem) -> Fit:
                 "lr_p": lr_p,
                 "wald_chi2": wald_chi2,
                 "wald_p": wald_p,
-                "p_test": ("max(wald-cluster, lr)-firth" if use_wald else "lr-firth")
-                if firth else ("wald-cluster" if use_wald else "lr"),
+                "p_test": p_test,
                 "separation": term_sep,
                 "deviance_r2": chi2 / null_dev if null_dev > 0 else None,
                 "partial_deviance_r2": chi2 / (chi2 + full.dev) if chi2 + full.dev > 0

@@ -49,6 +49,32 @@ def sandwich(
     return np.asarray(corr * bread @ meat @ bread)
 
 
+def absorbed_by_clusters(
+    X: np.ndarray, term_cols: Sequence[int], clusters: np.ndarray, n_clusters: int
+) -> bool:
+    """Whether the clusters leave a term nothing to be tested on.
+
+    True where the term's columns are constant within every cluster and the model's
+    cluster-level columns (the intercept among them) span all ``n_clusters`` cluster means:
+    no between-cluster residual is left, every cluster's score sum for the term is zero at
+    the estimates, and the term's cluster-robust variance is only what leaks in from the
+    other terms through the bread (a seed factor whose seeds are the items: chi2 ~1e3 from a
+    logit fit, ~1e27 from rounding in a balanced least-squares fit). Structural, so the same
+    on every machine; a cluster-level term with between-cluster residual left (a treatment
+    assigned to 4 of 8 clusters) is tested as usual."""
+    cols = list(term_cols)
+    if not cols:
+        return False
+    counts = np.bincount(clusters, minlength=n_clusters).astype(float)
+    means = cluster_sum(X, clusters, n_clusters) / np.maximum(counts, 1.0)[:, None]
+    spread = np.abs(X - means[clusters]).max(axis=0)
+    constant = spread <= 1e-9 * np.maximum(np.abs(X).max(axis=0), 1.0)
+    if not constant[cols].all():
+        return False
+    present = counts > 0
+    return int(np.linalg.matrix_rank(means[np.ix_(present, constant)])) >= int(present.sum())
+
+
 #: singular values of a Wald covariance below this share of its largest are zero. numpy's
 #: default (``max(M, N) * eps``) sits at the level of rounding error itself: a contrast whose
 #: cluster-robust variance is exactly zero (a level whose outcomes are constant in every

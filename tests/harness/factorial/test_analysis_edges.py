@@ -262,3 +262,51 @@ def test_wald_against_a_reference_drops_a_covariance_that_is_zero_everywhere() -
     # one zero-variance direction among real ones: dropped, the others kept
     mixed = basis @ np.diag([4e-3, 1e-3, 1e-20]) @ basis.T
     assert wald(b, mixed, range(3), reference=model_based)[1] == 2
+
+
+def test_binomial_cluster_wald_has_no_test_for_a_term_that_is_the_cluster() -> None:
+    """A factor whose levels are the clusters (each seed its own item) has a cluster-robust
+    variance of rounding noise; the logit analysis, like the Gaussian one, reports no test
+    for it rather than a statistic near 1e27, and still tests the factor that varies within
+    clusters."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for i in range(8):
+        for method, p in (("a", 0.35), ("b", 0.6)):
+            for draw in range(12):
+                rows.append({"method": method, "seed": f"s{i}", "item": f"s{i}",
+                             "draw": draw, "y": float(rng.random() < p)})
+    result = analyze(pl.DataFrame(rows), "y", ["method", "seed"], item="item",
+                     family="binomial", item_mode="cluster")
+    anova = result.anova
+    seed = anova.filter(pl.col("term") == "seed").row(0, named=True)
+    assert seed["wald_chi2"] is None or np.isnan(seed["wald_chi2"])
+    assert seed["p"] is None or np.isnan(seed["p"])
+    assert seed["p_test"] == "none: the term is the cluster"
+    method = anova.filter(pl.col("term") == "method").row(0, named=True)
+    assert np.isfinite(method["wald_chi2"]) and method["p"] < 0.05
+    assert result.model["estimation"] != "firth"
+
+
+def test_a_cluster_level_term_with_between_cluster_residual_is_still_tested() -> None:
+    """Only a term that exhausts the clusters loses its test: a treatment given to 4 of 8
+    clusters (cluster-level, 6 between-cluster df left) is tested by both engines."""
+    from harness.factorial.analysis.linalg import absorbed_by_clusters
+
+    clusters = np.repeat(np.arange(8), 3)
+    intercept = np.ones((24, 1))
+    treated = np.where(clusters < 4, 1.0, -1.0)[:, None]
+    seed = np.eye(8)[clusters][:, :7] - np.eye(8)[clusters][:, 7:8]  # one level per cluster
+    within = np.tile([1.0, -1.0, 0.0], 8)[:, None]
+    assert not absorbed_by_clusters(np.hstack([intercept, treated, within]), [1], clusters, 8)
+    assert absorbed_by_clusters(np.hstack([intercept, seed, within]), range(1, 8), clusters, 8)
+    assert not absorbed_by_clusters(np.hstack([intercept, seed, within]), [8], clusters, 8)
+    rng = np.random.default_rng(7)
+    rows = [{"arm": "t" if i < 4 else "c", "item": f"i{i}", "draw": d,
+             "y": float(rng.random() < (0.8 if i < 4 else 0.3))}
+            for i in range(8) for d in range(12)]
+    for family in ("binomial", "gaussian"):
+        result = analyze(pl.DataFrame(rows), "y", ["arm"], item="item", family=family,
+                         item_mode="cluster")
+        arm = result.anova.filter(pl.col("term") == "arm").row(0, named=True)
+        assert arm["p"] is not None and arm["p"] < 0.05, family
