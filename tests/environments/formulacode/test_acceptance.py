@@ -176,3 +176,16 @@ def test_regrade_recomputes_the_rows_from_saved_raw_results(
     assert failing["oracle_speedup"] == ["p_same_1"]
     with pytest.raises(SystemExit, match="no raw results"):
         validate.regrade(tmp_path / "empty", settings)
+
+
+def test_the_multiplicity_block_says_what_chance_alone_does() -> None:
+    """Two 95% tests per task over 25 tasks: an exact grader passes them all ~7.7% of the
+    time and misses ~2.5 by chance; the block is informational (it changes no verdict)."""
+    from environments.formulacode.acceptance import multiplicity
+
+    block = multiplicity(25)
+    assert block["per_task_tests"] == 50
+    assert block["chance_all_pass_if_grader_exact"] == pytest.approx(0.95**50)
+    assert 0.07 < block["chance_all_pass_if_grader_exact"] < 0.08
+    assert block["expected_chance_misses"] == pytest.approx(2.5)
+    assert multiplicity(0)["per_task_tests"] == 0
