@@ -349,6 +349,11 @@ def _table(runs: dict[str, dict[str, Any]]) -> str:
                      if m in p else "–" for m in LIFELONG_METRICS]
             rows.append(f"| {name} | {p['n_edits']} | " + " | ".join(cells)
                         + f" | {p['edit_seconds']:.1f} |")
+    stopped = [f"{name} (after {run['stopped_after']} edits)" for name, run in runs.items()
+               if "stopped_after" in run]
+    if stopped:
+        rows.append("\nStopped before the last edit, curve so far: " + ", ".join(stopped)
+                    + ".")
     ret = ["", "Retention of the first checkpoint's edits at the last one (paired change × 100, "
            "95% bootstrap CI; negative = degradation):", "",
            "| editor | cases | Δ reliability | Δ generality | Δ locality |",
@@ -426,20 +431,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         started = time.perf_counter()
         editor = make_editor(name, lm.model, lm.tokenizer, train=train)
         build = time.perf_counter() - started
-        points = run_lifelong(runner, editor, cases, args.every, on_point=_progress(name))
         trained = getattr(editor, "train_report", None)  # MedREK says what its training did
-        runs[name] = {"build_seconds": round(build, 3),
-                      **({"training": {k: trained[k] for k in ("key", "steps", "records",
-                                                              "cached", "platform")
-                                       if k in trained}} if trained else {}),
-                      "wall_seconds": round(time.perf_counter() - started, 3),
-                      "curve": [point_summary(p, seed=args.seed) for p in points],
-                      "retention": retention(points, seed=args.seed),
-                      "scores": {p.n_edits: p.scores for p in points[-1:]}}
+        done: list[CurvePoint] = []
+
+        def entry(points: list[CurvePoint], t0: float = started, build_s: float = build,
+                  training: Any = trained) -> dict[str, Any]:
+            return _run_entry(points, t0, build_s, training, args.seed)
+
+        def keep(point: CurvePoint, editor_name: str = name, done: list[CurvePoint] = done,
+                 show: Callable[[CurvePoint], None] = _progress(name)) -> None:
+            # every scored point reaches the file at once, marked as a stopped run until
+            # the last one, so a run cut short (a session's end) keeps its curve so far
+            show(point)
+            done.append(point)
+            if point.n_edits < args.n:
+                runs[editor_name] = {**entry(done), "stopped_after": point.n_edits}
+                _write_lifelong(out, stem, settings, runs)
+
+        run_lifelong(runner, editor, cases, args.every, on_point=keep)
+        runs[name] = entry(done)
         _write_lifelong(out, stem, settings, runs)
     _write_lifelong(out, stem, settings, runs)
     print(f"wrote {out / stem}.json and .md")
     return 0
+
+
+def _run_entry(points: Sequence[CurvePoint], started: float, build: float, trained: Any,
+               seed: int) -> dict[str, Any]:
+    """One editor's record in the lifelong file: timings, training, curve, retention."""
+    import time
+
+    return {"build_seconds": round(build, 3),
+            **({"training": {k: trained[k] for k in ("key", "steps", "records", "cached",
+                                                     "platform") if k in trained}}
+               if trained else {}),
+            "wall_seconds": round(time.perf_counter() - started, 3),
+            "curve": [point_summary(p, seed=seed) for p in points],
+            "retention": retention(points, seed=seed),
+            "scores": {p.n_edits: p.scores for p in points[-1:]}}
 
 
 _DESIGN_KEYS = ("model", "data", "n", "every", "seed", "case_ids")
@@ -459,7 +488,10 @@ def _resumed_runs(path: Any, settings: dict[str, Any]) -> dict[str, dict[str, An
     if differing:
         raise SystemExit(f"{path} was written with another design ({', '.join(differing)} "
                          "differ); pass --stem or --out to write elsewhere")
-    return dict(earlier.get("runs", {}))
+    # a run that stopped part-way (``stopped_after``) is rerun from the first edit: a weight
+    # editor's state at the stop is not saved, so it cannot continue where it was
+    return {name: run for name, run in earlier.get("runs", {}).items()
+            if "stopped_after" not in run}
 
 
 def _write_lifelong(out: Any, stem: str, settings: dict[str, Any],
