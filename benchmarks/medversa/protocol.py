@@ -434,22 +434,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         trained = getattr(editor, "train_report", None)  # MedREK says what its training did
         done: list[CurvePoint] = []
 
-        def entry(points: list[CurvePoint], t0: float = started, build_s: float = build,
-                  training: Any = trained) -> dict[str, Any]:
-            return _run_entry(points, t0, build_s, training, args.seed)
-
         def keep(point: CurvePoint, editor_name: str = name, done: list[CurvePoint] = done,
-                 show: Callable[[CurvePoint], None] = _progress(name)) -> None:
+                 show: Callable[[CurvePoint], None] = _progress(name), t0: float = started,
+                 build_s: float = build, training: Any = trained) -> None:
             # every scored point reaches the file at once, marked as a stopped run until
             # the last one, so a run cut short (a session's end) keeps its curve so far
             show(point)
             done.append(point)
             if point.n_edits < args.n:
-                runs[editor_name] = {**entry(done), "stopped_after": point.n_edits}
+                runs[editor_name] = {**_run_entry(done, t0, build_s, training, args.seed),
+                                     "stopped_after": point.n_edits}
                 _write_lifelong(out, stem, settings, runs)
 
         run_lifelong(runner, editor, cases, args.every, on_point=keep)
-        runs[name] = entry(done)
+        runs[name] = _run_entry(done, started, build, trained, args.seed)
         _write_lifelong(out, stem, settings, runs)
     _write_lifelong(out, stem, settings, runs)
     print(f"wrote {out / stem}.json and .md")

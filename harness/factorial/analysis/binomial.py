@@ -27,7 +27,7 @@ from scipy import stats as sps
 from scipy.special import expit, xlogy
 
 from harness.factorial.analysis.fit import Fit, Problem, aggregated_rows, residual_row
-from harness.factorial.analysis.linalg import absorbed_by_clusters, sandwich, wald
+from harness.factorial.analysis.linalg import clustered_wald, sandwich, wald
 from harness.factorial.analysis.matrices import columns, term_sets
 from harness.factorial.analysis.prepare import term_name
 from harness.stats import binomial_glmm, firth_logistic, separated_rows
@@ -137,13 +137,13 @@ def fit_binomial(prob: Problem) -> Fit:
             chi2 = max(fit(cols_r).dev - fit_f.dev, 0.0)
         df = len(pos)
         use_wald = item_mode == "cluster"
-        absorbed = use_wald and absorbed_by_clusters(X[:, cols_f], pos, item_idx, n_items)
-        if absorbed:
-            wald_chi2, dfw = math.nan, 0  # its levels are the clusters: nothing to test on
+        absorbed = False
+        if use_wald:
+            wald_chi2, dfw, absorbed = clustered_wald(
+                fit_f.params, cov(fit_f, cols_f), pos, X[:, cols_f], item_idx, n_items,
+                reference=fit_f.cov_model)
         else:
-            # clustered: whitened by the model-based covariance (see linalg.wald)
-            wald_chi2, dfw = wald(fit_f.params, cov(fit_f, cols_f), pos,
-                                  reference=fit_f.cov_model if use_wald else None)
+            wald_chi2, dfw = wald(fit_f.params, cov(fit_f, cols_f), pos)
         wald_p = float(sps.chi2.sf(wald_chi2, dfw)) if dfw else float("nan")
         lr_p = float(sps.chi2.sf(chi2, df)) if df else float("nan")
         if not use_wald:

@@ -17,8 +17,8 @@ from scipy import stats as sps
 
 from harness.factorial.analysis.fit import Fit, Problem, aggregated_rows, anova_row, residual_row
 from harness.factorial.analysis.linalg import (
-    absorbed_by_clusters,
     cluster_sum,
+    clustered_wald,
     demeaner,
     sandwich,
     wald,
@@ -113,11 +113,8 @@ def fit_gaussian(prob: Problem) -> Fit:
             pos = [cols_f.index(c) for c in sl]
             # the model-based covariance sets the scale of "zero variance" (see wald)
             mse_f = float(np.sum(w * r_f**2)) / max(N - rk, 1)
-            if absorbed_by_clusters(Xf, pos, item_idx, n_items):
-                chi2, dfw = math.nan, 0  # its levels are the clusters: nothing to test on
-            else:
-                chi2, dfw = wald(b_f, Vf, pos,
-                                 reference=mse_f * bread_f if mse_f > 0 else None)
+            chi2, dfw, _ = clustered_wald(b_f, Vf, pos, Xf, item_idx, n_items,
+                                          reference=mse_f * bread_f if mse_f > 0 else None)
             F = chi2 / dfw if dfw else float("nan")
             p = float(sps.f.sf(F, dfw, n_items - 1)) if dfw else float("nan")
         elif item_mode == "random":

@@ -75,6 +75,18 @@ def absorbed_by_clusters(
     return int(np.linalg.matrix_rank(means[np.ix_(present, constant)])) >= int(present.sum())
 
 
+def clustered_wald(b: np.ndarray, V: np.ndarray, idx: Sequence[int], X: np.ndarray,
+                   clusters: np.ndarray, n_clusters: int,
+                   reference: np.ndarray | None) -> tuple[float, int, bool]:
+    """The cluster-robust Wald test both engines use: ``(chi2, rank, absorbed)``; a term
+    the clusters absorb (:func:`absorbed_by_clusters`) has no test (``nan, 0, True``),
+    any other is :func:`wald` against ``reference``."""
+    if absorbed_by_clusters(X, idx, clusters, n_clusters):
+        return float("nan"), 0, True
+    chi2, rank = wald(b, V, idx, reference=reference)
+    return chi2, rank, False
+
+
 #: singular values of a Wald covariance below this share of its largest are zero. numpy's
 #: default (``max(M, N) * eps``) sits at the level of rounding error itself: a contrast whose
 #: cluster-robust variance is exactly zero (a level whose outcomes are constant in every
