@@ -75,6 +75,39 @@ class Editor(ABC):
     def _cleared(self) -> None:  # noqa: B027 - optional hook
         """Hook for subclasses that hold indexes."""
 
+    def save_state(self) -> dict[str, Any]:
+        """What a long sequence of edits needs to continue later (a lifelong run cut short by
+        a session's end). Plain lists, strings, numbers and tensors only, so it round-trips
+        through ``torch.save`` / ``torch.load(weights_only=True)``.
+
+        The default holds the edits alone: an editor whose index is a function of its edits
+        (a knowledge base) is rebuilt by applying them again. Editors whose state is the
+        product of the order of work (weights, codebooks) override this and
+        :meth:`load_state`."""
+        return {"edits": [[e.prompt, e.target] for e in self.edits]}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Back to the state :meth:`save_state` returned (the default: reset, then apply the
+        saved edits again in one call)."""
+        self.reset()
+        edits = [Edit(prompt, target) for prompt, target in state["edits"]]
+        if edits:
+            self.apply(edits)
+
+    def settings(self) -> dict[str, Any]:
+        """The editor's scalar settings (its public int/float/str/bool attributes): a saved
+        state is only loaded into an editor whose settings match the one that saved it."""
+        def scalar(v: Any) -> bool:
+            return isinstance(v, int | float | str | bool)
+
+        return {k: list(v) if isinstance(v, list | tuple) else v
+                for k, v in sorted(vars(self).items())
+                if not k.startswith("_") and k not in self._COUNTERS
+                and (scalar(v) or (isinstance(v, list | tuple) and all(map(scalar, v))
+                                   and k != "edits"))}
+
+    _COUNTERS: ClassVar[frozenset[str]] = frozenset({"updates"})
+
     @abstractmethod
     def retrieve(self, queries: Sequence[str]) -> list[int | None]:
         """Per query: index of the edit used, ``None`` for none, :data:`ALL_EDITS` for all."""

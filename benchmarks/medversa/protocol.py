@@ -18,6 +18,10 @@ for several editors with::
 
     python -m benchmarks.medversa.protocol --data PATH/test.json --model smollm2-135m \\
         --n 100 --every 10 --editors none,retrieval,ft-l,rome,memit,grace,medrek,ike
+
+The same command continues a run cut short: finished editors are kept from the JSON, and
+an editor stopped part-way resumes from the checkpoint saved at its last scored point
+(:mod:`benchmarks.medversa.lifelong_checkpoint`).
 """
 
 from __future__ import annotations
@@ -259,15 +263,29 @@ class CurvePoint:
     """Wall time of scoring this point."""
 
 
+@dataclass
+class Resume:
+    """Where a lifelong run that stopped part-way continues: the points it scored and the
+    editor's :meth:`~harness.editors.Editor.save_state` right after the last of them."""
+
+    points: list[CurvePoint]
+    state: dict[str, Any]
+
+
 def run_lifelong(runner: WhiteBoxRunner, editor: Editor, cases: Sequence[EditCase],
                  every: int = DEFAULT_EVERY,
-                 on_point: Callable[[CurvePoint], None] | None = None) -> list[CurvePoint]:
+                 on_point: Callable[[CurvePoint], None] | None = None,
+                 resume: Resume | None = None) -> list[CurvePoint]:
     """Lifelong editing: apply ``cases``' edits one ``apply`` call at a time, without reset,
     and after every ``every`` edits score every case edited so far (efficacy and generality
     of its edit, locality against the argmax recorded before the first edit).
 
     Unlike the sequential unit (scored once, after all N), this is a curve, so forgetting of
     early edits and the drift of weight editors show up as the count grows.
+
+    With ``resume`` the editor is loaded from the saved state (after the unedited model's
+    locality argmax is recorded) and the run goes on from the edit after the last saved
+    point; the returned list starts with the saved points. ``on_point`` sees new points only.
     """
     import time
 
@@ -277,8 +295,23 @@ def run_lifelong(runner: WhiteBoxRunner, editor: Editor, cases: Sequence[EditCas
     marks = set(checkpoints(len(cases), every))
     points: list[CurvePoint] = []
     edit_time = 0.0
+    done = 0
+    if resume is not None:
+        points = list(resume.points)
+        if not points:
+            raise ValueError("a resume needs at least one scored point")
+        done = points[-1].n_edits
+        if [p.n_edits for p in points] != [m for m in sorted(marks) if m <= done] or \
+                points[-1].case_ids != [c.id for c in cases[:done]]:
+            raise ValueError("the saved points are not this run's first checkpoints "
+                             f"({[p.n_edits for p in points]} over other cases or marks)")
+        editor.load_state(resume.state)
+        if len(editor.edits) != done:
+            raise ValueError(f"the saved editor holds {len(editor.edits)} edits, its last "
+                             f"point {done}")
+        edit_time = points[-1].edit_seconds
     try:
-        for j, case in enumerate(cases, start=1):
+        for j, case in enumerate(cases[done:], start=done + 1):
             started = time.perf_counter()
             editor.apply([Edit(case.prompt, case.target_new)])
             edit_time += time.perf_counter() - started
@@ -385,6 +418,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     import time
     from pathlib import Path
 
+    from benchmarks.medversa.lifelong_checkpoint import (
+        checkpoint_path,
+        load_checkpoint,
+        save_checkpoint,
+    )
     from benchmarks.medversa.medversa import train_records
     from environments.medversa.load import load_dataset
     from environments.medversa.split import check_disjoint
@@ -422,8 +460,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "train": f"sample ({len(train)} records, disjoint from the evaluated ones)",
                 "command": "python -m benchmarks.medversa.protocol " + " ".join(
                     argv if argv is not None else __import__("sys").argv[1:])}
-    # resumable: editors already in a file written with the same design are kept, not rerun
+    # resumable: editors already in a file written with the same design are kept, not rerun;
+    # an editor that stopped part-way continues from its checkpoint (lifelong_checkpoint)
     runs = _resumed_runs(out / f"{stem}.json", settings)
+    design = {k: settings[k] for k in _DESIGN_KEYS}
     for name in [e.strip() for e in args.editors.split(",") if e.strip()]:
         if name in runs:
             print(f"[{name}] kept from {out / stem}.json")
@@ -432,34 +472,54 @@ def main(argv: Sequence[str] | None = None) -> int:
         editor = make_editor(name, lm.model, lm.tokenizer, train=train)
         build = time.perf_counter() - started
         trained = getattr(editor, "train_report", None)  # MedREK says what its training did
-        done: list[CurvePoint] = []
+        ckpt = checkpoint_path(out, stem, name)
+        saved = load_checkpoint(ckpt, design=design, editor=name, settings=editor.settings())
+        resumed_after: list[int] = []
+        if saved is not None:  # wall time and build time count from the first segment
+            started -= saved.wall_seconds
+            build = saved.build_seconds
+            resumed_after = [*saved.resumed_after, saved.resume.points[-1].n_edits]
+        done: list[CurvePoint] = list(saved.resume.points) if saved is not None else []
 
         def keep(point: CurvePoint, editor_name: str = name, done: list[CurvePoint] = done,
                  show: Callable[[CurvePoint], None] = _progress(name), t0: float = started,
-                 build_s: float = build, training: Any = trained) -> None:
+                 build_s: float = build, training: Any = trained, current: Editor = editor,
+                 path: Path = ckpt, resumed: list[int] = resumed_after) -> None:
             # every scored point reaches the file at once, marked as a stopped run until
-            # the last one, so a run cut short (a session's end) keeps its curve so far
+            # the last one, so a run cut short (a session's end) keeps its curve so far,
+            # and the editor's state is saved beside it so a rerun continues from here
             show(point)
             done.append(point)
             if point.n_edits < args.n:
-                runs[editor_name] = {**_run_entry(done, t0, build_s, training, args.seed),
+                save_checkpoint(path, design=design, editor=editor_name,
+                                settings=current.settings(), points=done,
+                                state=current.save_state(),
+                                wall_seconds=time.perf_counter() - t0, build_seconds=build_s,
+                                resumed_after=resumed)
+                runs[editor_name] = {**_run_entry(done, t0, build_s, training, args.seed,
+                                                  resumed),
                                      "stopped_after": point.n_edits}
                 _write_lifelong(out, stem, settings, runs)
 
-        run_lifelong(runner, editor, cases, args.every, on_point=keep)
-        runs[name] = _run_entry(done, started, build, trained, args.seed)
+        run_lifelong(runner, editor, cases, args.every, on_point=keep,
+                     resume=saved.resume if saved is not None else None)
+        runs[name] = _run_entry(done, started, build, trained, args.seed, resumed_after)
         _write_lifelong(out, stem, settings, runs)
+        ckpt.unlink(missing_ok=True)  # finished: the JSON holds the whole curve
     _write_lifelong(out, stem, settings, runs)
     print(f"wrote {out / stem}.json and .md")
     return 0
 
 
 def _run_entry(points: Sequence[CurvePoint], started: float, build: float, trained: Any,
-               seed: int) -> dict[str, Any]:
-    """One editor's record in the lifelong file: timings, training, curve, retention."""
+               seed: int, resumed_after: Sequence[int] = ()) -> dict[str, Any]:
+    """One editor's record in the lifelong file: timings, training, curve, retention, and
+    (for a run continued from a checkpoint) the edit counts its earlier segments stopped
+    after; ``wall_seconds`` then sums every segment."""
     import time
 
     return {"build_seconds": round(build, 3),
+            **({"resumed_after": list(resumed_after)} if resumed_after else {}),
             **({"training": {k: trained[k] for k in ("key", "steps", "records", "cached",
                                                      "platform") if k in trained}}
                if trained else {}),
@@ -486,8 +546,8 @@ def _resumed_runs(path: Any, settings: dict[str, Any]) -> dict[str, dict[str, An
     if differing:
         raise SystemExit(f"{path} was written with another design ({', '.join(differing)} "
                          "differ); pass --stem or --out to write elsewhere")
-    # a run that stopped part-way (``stopped_after``) is rerun from the first edit: a weight
-    # editor's state at the stop is not saved, so it cannot continue where it was
+    # a run that stopped part-way (``stopped_after``) is run again: from its checkpoint when
+    # one matches (lifelong_checkpoint), otherwise from the first edit
     return {name: run for name, run in earlier.get("runs", {}).items()
             if "stopped_after" not in run}
 

@@ -269,6 +269,26 @@ class WeightEditor(Editor):
                 tensor.copy_(original)
         self.updates = 0
 
+    def save_state(self) -> dict[str, Any]:
+        """The edits, the update count and a copy of every touched tensor as it is now."""
+        return {"edits": [[e.prompt, e.target] for e in self.edits], "updates": self.updates,
+                "tensors": [t.detach().clone() for t in self._touched]}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """The touched tensors, edits and update count of a :meth:`save_state`, bit for bit
+        (no edit is replayed: a weight editor's result depends on every earlier edit)."""
+        tensors = state["tensors"]
+        shapes = [tuple(t.shape) for t in self._touched]
+        if [tuple(t.shape) for t in tensors] != shapes:
+            raise ValueError(f"{self.name}: the saved tensors have shapes "
+                             f"{[tuple(t.shape) for t in tensors]}, this editor touches {shapes}")
+        self.reset()
+        with torch.no_grad():
+            for tensor, saved in zip(self._touched, tensors, strict=True):
+                tensor.copy_(saved.to(tensor.device, tensor.dtype))
+        self.edits = [Edit(prompt, target) for prompt, target in state["edits"]]
+        self.updates = int(state["updates"])
+
     def is_restored(self) -> bool:
         """True when every touched tensor equals its snapshot bit for bit."""
         return all(torch.equal(t.detach(), s) for t, s in zip(self._touched, self._snapshot,

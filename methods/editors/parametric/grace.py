@@ -131,6 +131,21 @@ class GRACEEditor(WeightEditor):
             self._handle = None
         self.codebook.clear()
 
+    def save_state(self) -> dict[str, Any]:
+        """The base state plus every codebook entry (key, value, radius, target, edit)."""
+        return {**super().save_state(), "deferred": self.codebook.deferred,
+                "entries": [[e.key.clone(), e.value.clone(), e.radius, e.target, e.edit]
+                            for e in self.codebook.entries]}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """The saved codebook, hooked on the layer again when it has entries."""
+        super().load_state(state)
+        self.codebook.entries = [Entry(key, value, float(radius), str(target), int(edit))
+                                 for key, value, radius, target, edit in state["entries"]]
+        self.codebook.deferred = int(state["deferred"])
+        if self.codebook.entries:
+            self._install()
+
     def _added(self, edits: list[Edit]) -> None:
         first = len(self.edits) - len(edits)
         for offset, e in enumerate(edits):

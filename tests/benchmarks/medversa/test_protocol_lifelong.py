@@ -174,12 +174,9 @@ class _Stop(Exception):
     """Stands for a session that ends mid-run."""
 
 
-def test_a_run_cut_short_keeps_its_curve_so_far_and_is_rerun_whole(
-        tiny: WhiteBoxRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every scored point is written at once, marked ``stopped_after`` until the last; a
-    rerun of the same design redoes a stopped editor from the first edit (its weights at
-    the stop were not saved) and keeps the finished ones."""
-    import benchmarks.medversa.protocol as protocol
+def _cli_on_tiny(tiny: WhiteBoxRunner, tmp_path: Path,
+                 monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point the CLI's model loader at the tiny Llama; the reference data's path."""
     import harness.models.whitebox as whitebox
 
     real = Path(__file__).resolve().parents[3] / "../shared/reference-data/medversa/test.json"
@@ -188,20 +185,41 @@ def test_a_run_cut_short_keeps_its_curve_so_far_and_is_rerun_whole(
     monkeypatch.setattr(whitebox, "ensure_hf_copy", lambda: tmp_path)
     monkeypatch.setattr(whitebox.WhiteBoxLM, "load", staticmethod(
         lambda folder: SimpleNamespace(model=tiny.model, tokenizer=tiny.tokenizer)))
+    return real
+
+
+def _stopping_after_first_point(monkeypatch: pytest.MonkeyPatch, editor_name: str) -> Any:
+    """Make the CLI's ``run_lifelong`` raise :class:`_Stop` after ``editor_name``'s first
+    point has been handed on (as a session's end would); returns the real function."""
+    import benchmarks.medversa.protocol as protocol
+
     full_run = protocol.run_lifelong
 
     def stop_after_first(runner: Any, editor: Any, cases: Any, every: int,
-                         on_point: Any = None) -> Any:
+                         on_point: Any = None, resume: Any = None) -> Any:
         def once(point: CurvePoint) -> None:
             on_point(point)
-            if editor.name == "retrieval":
+            if editor.name == editor_name:
                 raise _Stop
 
-        return full_run(runner, editor, cases, every, on_point=once)
+        return full_run(runner, editor, cases, every, on_point=once, resume=resume)
 
+    monkeypatch.setattr(protocol, "run_lifelong", stop_after_first)
+    return full_run
+
+
+def test_a_run_cut_short_keeps_its_curve_so_far_and_continues_from_its_checkpoint(
+        tiny: WhiteBoxRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every scored point is written at once, marked ``stopped_after`` until the last, with
+    the editor's state beside it; a rerun of the same design continues a stopped editor
+    from that checkpoint and keeps the finished ones."""
+    import benchmarks.medversa.protocol as protocol
+    from benchmarks.medversa.lifelong_checkpoint import checkpoint_path
+
+    real = _cli_on_tiny(tiny, tmp_path, monkeypatch)
     argv = ["--data", str(real), "--n", "4", "--every", "2", "--editors", "none,retrieval",
             "--out", str(tmp_path)]
-    monkeypatch.setattr(protocol, "run_lifelong", stop_after_first)
+    full_run = _stopping_after_first_point(monkeypatch, "retrieval")
     with pytest.raises(_Stop):
         protocol.main(argv)
     stored = json.loads((tmp_path / "lifelong-n4.json").read_text())["runs"]
@@ -210,10 +228,81 @@ def test_a_run_cut_short_keeps_its_curve_so_far_and_is_rerun_whole(
     assert stored["retrieval"]["stopped_after"] == 2
     assert [p["n_edits"] for p in stored["retrieval"]["curve"]] == [2]
     assert "retrieval (after 2 edits)" in (tmp_path / "lifelong-n4.md").read_text()
+    ckpt = checkpoint_path(tmp_path, "lifelong-n4", "retrieval")
+    assert ckpt.is_file() and not checkpoint_path(tmp_path, "lifelong-n4", "none").exists()
 
     monkeypatch.setattr(protocol, "run_lifelong", full_run)
     assert protocol.main(argv) == 0
     again = json.loads((tmp_path / "lifelong-n4.json").read_text())["runs"]
     assert again["none"] == stored["none"]  # kept, not rerun
     assert "stopped_after" not in again["retrieval"]
+    assert again["retrieval"]["resumed_after"] == [2]
     assert [p["n_edits"] for p in again["retrieval"]["curve"]] == [2, 4]
+    assert again["retrieval"]["curve"][0] == stored["retrieval"]["curve"][0]
+    assert not ckpt.exists()  # finished: the JSON holds the curve
+
+
+def _without_timings(run: dict[str, Any]) -> dict[str, Any]:
+    timing = {"edit_seconds", "eval_seconds"}
+    return {"curve": [{k: v for k, v in p.items() if k not in timing} for p in run["curve"]],
+            "retention": run["retention"], "scores": run["scores"]}
+
+
+def test_a_weight_editor_resumed_from_its_checkpoint_gives_the_uninterrupted_curve(
+        tiny: WhiteBoxRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """FT-L stopped after 2 of 6 edits and rerun: the same per-case scores, curve and
+    retention as a run that never stopped (the weights are loaded, not replayed)."""
+    import benchmarks.medversa.protocol as protocol
+
+    real = _cli_on_tiny(tiny, tmp_path, monkeypatch)
+
+    def argv(folder: Path) -> list[str]:
+        return ["--data", str(real), "--n", "6", "--every", "2", "--editors", "ft-l",
+                "--out", str(folder)]
+
+    assert protocol.main(argv(tmp_path / "straight")) == 0
+    full_run = _stopping_after_first_point(monkeypatch, "ft-l")
+    with pytest.raises(_Stop):
+        protocol.main(argv(tmp_path / "stopped"))
+    monkeypatch.setattr(protocol, "run_lifelong", full_run)
+    capsys.readouterr()
+    assert protocol.main(argv(tmp_path / "stopped")) == 0
+    assert "[ft-l] resuming after 2 edits" in capsys.readouterr().out
+    straight, resumed = (json.loads((tmp_path / d / "lifelong-n6.json").read_text())["runs"]
+                         ["ft-l"] for d in ("straight", "stopped"))
+    assert resumed["resumed_after"] == [2] and "resumed_after" not in straight
+    assert _without_timings(resumed) == _without_timings(straight)
+    assert [p["n_edits"] for p in straight["curve"]] == [2, 4, 6]
+
+
+def test_a_checkpoint_of_other_editor_settings_is_not_resumed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.medversa.lifelong_checkpoint import load_checkpoint, save_checkpoint
+
+    point = CurvePoint(2, ["a", "b"], [{"efficacy": 1.0}, {"efficacy": 0.0}], 1.0, 0.5)
+    design = {"model": "m", "n": 4, "every": 2, "case_ids": ["a", "b", "c", "d"]}
+    path = tmp_path / "ckpt.pt"
+    save_checkpoint(path, design=design, editor="ft-l", settings={"steps": 25},
+                    points=[point], state={"edits": [["p", "t"], ["q", "u"]]},
+                    wall_seconds=3.0, build_seconds=0.1, resumed_after=[])
+    saved = load_checkpoint(path, design=design, editor="ft-l", settings={"steps": 25})
+    assert saved is not None and saved.resume.points == [point] and saved.wall_seconds == 3.0
+    assert load_checkpoint(path, design=design, editor="ft-l", settings={"steps": 10}) is None
+    assert "editor settings differ (steps)" in capsys.readouterr().out
+    assert load_checkpoint(path, design={**design, "n": 8}, editor="ft-l",
+                           settings={"steps": 25}) is None
+    assert "design differs (n)" in capsys.readouterr().out
+    assert load_checkpoint(path, design=design, editor="rome", settings={"steps": 25}) is None
+    assert load_checkpoint(tmp_path / "absent.pt", design=design, editor="ft-l",
+                           settings={}) is None
+
+
+def test_resume_refuses_points_of_another_run(tiny: WhiteBoxRunner) -> None:
+    from benchmarks.medversa.protocol import Resume
+
+    cases = make_units(load_dataset("sample"), "sequential", 4, 0)[0]
+    other = CurvePoint(2, ["x", "y"], [{}, {}], 0.0, 0.0)
+    with pytest.raises(ValueError, match="not this run's first checkpoints"):
+        run_lifelong(tiny, make_editor("none"), cases, every=2,
+                     resume=Resume([other], {"edits": [["p", "t"], ["q", "u"]]}))

@@ -239,3 +239,56 @@ def test_the_covariance_corpus_reads_only_the_query_fields_of_a_train_row() -> N
     corpus = corpus_texts(rows)
     assert corpus == corpus_texts(TRAIN)
     assert not any(t.startswith(("ANSWER-", "LOCAL-")) for t in corpus)
+
+
+@pytest.mark.parametrize("name", PARAMETRIC)
+def test_a_saved_state_continues_exactly_like_the_uninterrupted_editor(
+        name: str, tiny_llama: Any, char_tokenizer: Any) -> None:
+    """A lifelong run resumed from ``save_state`` gives the weights (and GRACE's codebook)
+    of a run that never stopped, bit for bit, through a ``torch.save`` round trip."""
+    import io
+
+    ed = make_editor(name, tiny_llama, char_tokenizer, train=TRAIN)
+    try:
+        ed.apply(_edits(1))
+        ed.apply([Edit(*FACTS[1])])
+        first = f"{FACTS[0][0]} {FACTS[0][1]}"
+        saved_logits = _logits(tiny_llama, char_tokenizer, first)
+        buffer = io.BytesIO()
+        torch.save(ed.save_state(), buffer)
+        settings = ed.settings()
+        ed.apply([Edit(*FACTS[2])])
+        straight = _state(tiny_llama)
+        probe = f"{FACTS[2][0]} {FACTS[2][1]}"
+        straight_logits = _logits(tiny_llama, char_tokenizer, probe)
+        straight_hits = ed.retrieve([FACTS[0][0], FACTS[2][0], "Unrelated question here?"])
+        ed.reset()
+
+        other = make_editor(name, tiny_llama, char_tokenizer, train=TRAIN)
+        assert other.settings() == settings and "updates" not in settings
+        buffer.seek(0)
+        other.load_state(torch.load(buffer, weights_only=True))
+        assert [(e.prompt, e.target) for e in other.edits] == FACTS[:2]
+        assert other.updates == 2
+        assert torch.equal(_logits(tiny_llama, char_tokenizer, first), saved_logits)
+        other.apply([Edit(*FACTS[2])])
+        resumed = _state(tiny_llama)
+        assert all(torch.equal(straight[k], resumed[k]) for k in straight)
+        assert torch.equal(_logits(tiny_llama, char_tokenizer, probe), straight_logits)
+        assert other.retrieve([FACTS[0][0], FACTS[2][0], "Unrelated question here?"]) == \
+            straight_hits
+        other.reset()
+        assert other.is_restored()  # the snapshot is the unedited model, not the loaded state
+    finally:
+        ed.reset()
+
+
+def test_a_state_for_another_layer_shape_is_refused(tiny_llama: Any,
+                                                   char_tokenizer: Any) -> None:
+    from methods.editors.parametric.ftl import FTLEditor
+
+    ed = FTLEditor(tiny_llama, char_tokenizer, layer=1)
+    state = ed.save_state()
+    state["tensors"] = [torch.zeros(3, 3)]
+    with pytest.raises(ValueError, match="shapes"):
+        ed.load_state(state)
