@@ -102,11 +102,11 @@ class Editor(ABC):
 
         return {k: list(v) if isinstance(v, list | tuple) else v
                 for k, v in sorted(vars(self).items())
-                if not k.startswith("_") and k not in self._COUNTERS
-                and (scalar(v) or (isinstance(v, list | tuple) and all(map(scalar, v))
-                                   and k != "edits"))}
+                if not k.startswith("_") and k not in self._STATE
+                and (scalar(v) or (isinstance(v, list | tuple) and all(map(scalar, v))))}
 
-    _COUNTERS: ClassVar[frozenset[str]] = frozenset({"updates"})
+    _STATE: ClassVar[frozenset[str]] = frozenset({"edits", "updates"})
+    """Public attributes that are state, not settings (a subclass adds its own)."""
 
     @abstractmethod
     def retrieve(self, queries: Sequence[str]) -> list[int | None]:

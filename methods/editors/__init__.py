@@ -3,8 +3,9 @@
 ``none`` (unedited) and ``ike`` (all edits in context) in :mod:`.simple`; ``retrieval``
 (MedREK-style key-aware retrieval, edit injected as a prompt) in :mod:`.retrieval`;
 ``medrek`` (the same retrieval, edit injected as a soft prompt through forward hooks;
-white-box only) in :mod:`.medrek`. The parametric editors ``ft-l``, ``rome``, ``memit`` and
-``grace`` (:mod:`.parametric`) change the model's weights (or hook a codebook on one layer);
+white-box only) in :mod:`.medrek`. The parametric editors ``ft-l``, ``rome``, ``memit``,
+``grace`` and ``wise`` (:mod:`.parametric`) change the model's weights (or hook a codebook or
+a routed side memory on one layer);
 they import torch, so they are declared here by import path and load on first use. Build
 one by name with :func:`harness.editors.make_editor`.
 """
@@ -22,6 +23,8 @@ _PARAMETRIC = {
               "MEMIT: one least-squares update of several MLP layers per batch of edits (HF)"),
     "grace": ("grace:GRACEEditor",
               "GRACE: codebook adaptor with a deferral radius at one MLP layer (HF models)"),
+    "wise": ("wise:WISEEditor",
+             "WISE: side memory of one MLP down-projection, routed by activation (HF)"),
 }
 
 for _name, (_target, _summary) in _PARAMETRIC.items():

@@ -116,9 +116,45 @@ def target_nll(model: Any, batch: EditBatch) -> torch.Tensor:
     head = getattr(model, "lm_head", None)
     if head is not None:
         hidden = model.model(input_ids=batch.input_ids, use_cache=False).last_hidden_state
-        logits = head(hidden[mask])
-    else:
-        logits = model(input_ids=batch.input_ids, use_cache=False).logits[mask]
+        return nll_from_hidden(model, hidden, batch)
+    logits = model(input_ids=batch.input_ids, use_cache=False).logits[mask]
+    return _row_nll(logits, batch)
+
+
+TAIL_MODEL_TYPES = frozenset({"llama", "qwen2", "mistral"})
+"""Architectures whose decoder takes the residual stream as ``inputs_embeds`` unchanged
+(no embedding scale), so the layers above an edited one can run alone."""
+
+
+def can_run_tail(model: Any) -> bool:
+    """True when :func:`layers_from` is exact for ``model``."""
+    return (getattr(getattr(model, "config", None), "model_type", None) in TAIL_MODEL_TYPES
+            and getattr(model, "lm_head", None) is not None)
+
+
+@contextlib.contextmanager
+def layers_from(model: Any, start: int) -> Iterator[None]:
+    """Inside the block ``model.model`` holds only its decoder layers from ``start`` on, so
+    ``model.model(inputs_embeds=h)`` runs them on ``h``, the residual stream leaving layer
+    ``start − 1``. Editors that train one layer's output use it to skip the layers below,
+    whose result does not change while they train (most of each step's cost)."""
+    inner = model.model
+    layers = inner.layers
+    inner.layers = torch.nn.ModuleList(list(layers)[start:])
+    try:
+        yield
+    finally:
+        inner.layers = layers
+
+
+def nll_from_hidden(model: Any, hidden: torch.Tensor, batch: EditBatch) -> torch.Tensor:
+    """:func:`target_nll` from the decoder's last hidden state ``[B, S, d]``."""
+    return _row_nll(model.lm_head(hidden[batch.labels != -100]), batch)
+
+
+def _row_nll(logits: torch.Tensor, batch: EditBatch) -> torch.Tensor:
+    """Per row, the mean NLL of its target tokens, from the logits at target positions."""
+    mask = batch.labels != -100
     logp = torch.log_softmax(logits.float(), dim=-1)
     token = -logp.gather(1, batch.labels[mask][:, None])[:, 0]
     row_of = torch.nonzero(mask)[:, 0]
