@@ -4,7 +4,7 @@ ROME must flip the edited fact's top token while an unrelated probe's next-token
 distributions stay within ``KL_TOLERANCE`` nats at every position (and keep their argmax);
 MEMIT must land a batch of five edits in one weight update; GRACE must flip its edit and
 leave an unrelated input bit-identical; FT-L must move toward its edit touching one
-tensor. After
+tensor; WISE must answer its edit from the side memory without writing the model. After
 every test the weights are back bit for bit.
 """
 
@@ -146,5 +146,23 @@ def test_ftl_moves_toward_its_edit_touching_one_tensor(lm: Any, cases: Any) -> N
         after = lm.model.state_dict()
         changed = [k for k in before if not torch.equal(before[k], after[k])]
         assert changed == [f"model.layers.{ed.layer}.mlp.down_proj.weight"]  # type: ignore
+    finally:
+        assert _restored(lm, before, ed)
+
+
+def test_wise_answers_its_edit_from_the_side_memory_and_writes_no_weight(
+        lm: Any, cases: Any) -> None:
+    """WISE with the published settings: the edit's prompt is routed to the side memory,
+    where its target's NLL falls by more than a nat; the model itself is never written."""
+    edit = Edit(cases[0].prompt, cases[0].target_new)
+    before = _state(lm)
+    nll0 = _nll(lm, edit)
+    ed = make_editor("wise", lm.model, lm.tokenizer, train=_train(cases))
+    try:
+        ed.apply([edit])
+        assert all(torch.equal(v, lm.model.state_dict()[k]) for k, v in before.items())
+        assert ed.route([edit.prompt]) == [0]
+        with ed.hooks(lm.model, edit.prompt):
+            assert _nll(lm, edit) < nll0 - 1.0
     finally:
         assert _restored(lm, before, ed)
