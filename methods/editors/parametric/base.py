@@ -82,12 +82,17 @@ def token_ids(tokenizer: Any, text: str) -> list[int]:
     return list(tokenizer(text).input_ids)
 
 
+def pad_id(tokenizer: Any) -> int:
+    """The id right padding uses: the pad token, or EOS where the tokenizer has none."""
+    pad = tokenizer.pad_token_id
+    return int(pad if pad is not None else tokenizer.eos_token_id)
+
+
 def edit_batch(tokenizer: Any, pairs: Sequence[tuple[str, str]], device: Any) -> EditBatch:
     """Teacher-forced batch for (prompt, target) pairs."""
     if not pairs:
         raise ValueError("no edits")
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else \
-        tokenizer.eos_token_id
+    pad = pad_id(tokenizer)
     rows: list[tuple[list[int], list[int], int]] = []
     for prompt, target in pairs:
         if not target.strip():

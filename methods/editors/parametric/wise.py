@@ -59,6 +59,7 @@ from methods.editors.parametric.base import (
     layers_from,
     module_hook,
     nll_from_hidden,
+    pad_id,
     resolve_layer,
     target_nll,
     token_ids,
@@ -217,9 +218,8 @@ class WISEEditor(WeightEditor):
         one = edit_batch(self.tokenizer, [(edit.prompt, edit.target)], self.device)
         other = token_ids(self.tokenizer, unrelated)
         width = max(one.input_ids.shape[1], len(other))
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else \
-            self.tokenizer.eos_token_id
-        ids = torch.full((2, width), int(pad), dtype=torch.long, device=self.device)
+        ids = torch.full((2, width), pad_id(self.tokenizer), dtype=torch.long,
+                         device=self.device)
         labels = torch.full((2, width), -100, dtype=torch.long, device=self.device)
         ids[0, :one.input_ids.shape[1]] = one.input_ids[0]
         labels[0, :one.labels.shape[1]] = one.labels[0]
@@ -301,10 +301,8 @@ class WISEEditor(WeightEditor):
         """Δact of every memory for every query: ``[memories, queries]`` (float64)."""
         rows = [token_ids(self.tokenizer, q) for q in queries]
         width = max(len(r) for r in rows)
-        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else \
-            self.tokenizer.eos_token_id
-        ids = torch.tensor([r + [int(pad)] * (width - len(r)) for r in rows],
-                           device=self.device)
+        pad = pad_id(self.tokenizer)
+        ids = torch.tensor([r + [pad] * (width - len(r)) for r in rows], device=self.device)
         found: list[torch.Tensor] = []
 
         def grab(module: Any, args: tuple[Any, ...]) -> None:
