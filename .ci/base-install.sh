@@ -18,10 +18,18 @@ else
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/evalsuite-base-install.XXXXXX")
+# setuptools' editable build writes harness.egg-info into the source tree; left there, it
+# shadows the .venv's dist-info for anything that puts the repo root on sys.path (`python -m
+# pytest`), and Inspect then registers the suite's names without their `harness/` prefix
+leftover=""
+[ -e "$repo/harness.egg-info" ] || leftover="$repo/harness.egg-info"
+cleanup() {
+  if [ -n "$leftover" ]; then rm -rf "$leftover"; fi
+  if [ "${KEEP:-0}" != 1 ]; then rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
 if [ "${KEEP:-0}" = 1 ]; then
   echo "== keeping $tmp"
-else
-  trap 'rm -rf "$tmp"' EXIT
 fi
 start=$(date +%s)
 
