@@ -152,6 +152,34 @@ def layers_from(model: Any, start: int) -> Iterator[None]:
         inner.layers = layers
 
 
+class StopForward(Exception):
+    """Raised by a hook to end a forward pass once what it needs has been read."""
+
+
+def run_through(model: Any, layer: int, input_ids: torch.Tensor) -> torch.Tensor:
+    """The residual stream leaving decoder layer ``layer`` for ``input_ids`` ``[B, S, d]``,
+    without running the layers above it (no gradients). Hooks already placed on modules at
+    or below ``layer`` fire as in a full forward, so callers read what they need with them."""
+    found: list[torch.Tensor] = []
+
+    def leave(module: Any, args: Any, output: Any) -> None:
+        found.append((output[0] if isinstance(output, tuple) else output).detach())
+        raise StopForward
+
+    with module_hook(decoder_layers(model)[layer], leave), torch.no_grad(), \
+            contextlib.suppress(StopForward):
+        model(input_ids=input_ids, use_cache=False)
+    return found[0]
+
+
+def tail_nll(model: Any, start: int, hidden: torch.Tensor, batch: EditBatch) -> torch.Tensor:
+    """:func:`target_nll` computed from ``hidden``, the residual stream leaving layer
+    ``start − 1``: only the layers from ``start`` on run (needs :func:`can_run_tail`)."""
+    with layers_from(model, start):
+        last = model.model(inputs_embeds=hidden, use_cache=False).last_hidden_state
+    return nll_from_hidden(model, last, batch)
+
+
 def nll_from_hidden(model: Any, hidden: torch.Tensor, batch: EditBatch) -> torch.Tensor:
     """:func:`target_nll` from the decoder's last hidden state ``[B, S, d]``."""
     return _row_nll(model.lm_head(hidden[batch.labels != -100]), batch)

@@ -50,17 +50,17 @@ import torch
 from harness.editors import ALL_EDITS, Edit, Editor, EditTriple, editor
 from methods.editors.parametric.base import (
     EditBatch,
+    StopForward,
     WeightEditor,
     can_run_tail,
-    decoder_layers,
     down_proj,
     edit_batch,
     grad_only,
-    layers_from,
     module_hook,
-    nll_from_hidden,
     pad_id,
     resolve_layer,
+    run_through,
+    tail_nll,
     target_nll,
     token_ids,
 )
@@ -102,10 +102,6 @@ class Frozen:
     inputs: torch.Tensor
     main_out: torch.Tensor
     around: torch.Tensor
-
-
-class _Stop(Exception):
-    """Ends a forward pass once the routed layer's input has been read."""
 
 
 @editor("wise", whitebox=True, extra="cpu",
@@ -238,18 +234,10 @@ class WISEEditor(WeightEditor):
         def take_output(module: Any, args: Any, output: torch.Tensor) -> None:
             found["main_out"] = output.detach()
 
-        def leave(module: Any, args: Any, output: Any) -> None:
-            found["layer"] = (output[0] if isinstance(output, tuple) else output).detach()
-            raise _Stop
-
         proj = down_proj(self.model, self.layer)
-        with contextlib.ExitStack() as stack, torch.no_grad():
-            stack.enter_context(module_hook(proj, take_input, pre=True))
-            stack.enter_context(module_hook(proj, take_output))
-            stack.enter_context(module_hook(decoder_layers(self.model)[self.layer], leave))
-            with contextlib.suppress(_Stop):
-                self.model(input_ids=batch.input_ids, use_cache=False)
-        return Frozen(found["inputs"], found["main_out"], found["layer"] - found["main_out"])
+        with module_hook(proj, take_input, pre=True), module_hook(proj, take_output):
+            leaving = run_through(self.model, self.layer, batch.input_ids)
+        return Frozen(found["inputs"], found["main_out"], leaving - found["main_out"])
 
     def _losses(self, batch: EditBatch, lengths: list[int], weight: torch.Tensor,
                 frozen: Frozen | None = None
@@ -261,10 +249,8 @@ class WISEEditor(WeightEditor):
         if frozen is not None:
             new = torch.nn.functional.linear(frozen.inputs, weight.to(frozen.inputs.dtype))
             acts = _mean_over(torch.linalg.vector_norm(new - frozen.main_out, dim=-1), lengths)
-            with layers_from(self.model, self.layer + 1), grad_only(self.model, []):
-                last = self.model.model(inputs_embeds=frozen.around + new,
-                                        use_cache=False).last_hidden_state
-                nll = nll_from_hidden(self.model, last, batch)[0]
+            with grad_only(self.model, []):
+                nll = tail_nll(self.model, self.layer + 1, frozen.around + new, batch)[0]
             return nll, acts[0], acts[1]
         found: list[torch.Tensor] = []
 
@@ -307,9 +293,9 @@ class WISEEditor(WeightEditor):
 
         def grab(module: Any, args: tuple[Any, ...]) -> None:
             found.append(args[0].detach())
-            raise _Stop
+            raise StopForward
 
-        with contextlib.suppress(_Stop), torch.no_grad(), \
+        with contextlib.suppress(StopForward), torch.no_grad(), \
                 module_hook(down_proj(self.model, self.layer), grab, pre=True):
             self.model(input_ids=ids, use_cache=False)
         inputs = found[0].double()

@@ -190,6 +190,47 @@ def test_grace_expands_for_the_same_answer_and_splits_for_another(
         ed.reset()
 
 
+@pytest.mark.parametrize("layer", [0, 1])
+def test_grace_trains_its_value_on_the_layers_above_as_on_the_whole_model(
+        layer: int, tiny_llama: Any, char_tokenizer: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """GRACE's fast path (the block's output read once, only the layers above run) gives
+    the NLL of the full forward with the value hooked in, with another entry of the
+    codebook active, and so trains the same value."""
+    from methods.editors.parametric import grace
+    from methods.editors.parametric.base import module_hook, target_nll
+
+    assert grace.can_run_tail(tiny_llama)
+    ed = grace.GRACEEditor(tiny_llama, char_tokenizer, layer=layer, radius=10.0, steps=3)
+    try:
+        ed.apply([Edit("Which gland secretes melatonin?", "Pineal")])
+        ed.codebook.entries[0].radius = 1e9  # active at every position of the next batch
+        batch = ed.batch([Edit("Which organ makes bile?", "Liver")])
+        _, outputs = ed._block_io(batch)
+        value = outputs[0] + 0.3 * torch.randn(outputs[0].shape,
+                                               generator=torch.Generator().manual_seed(2))
+
+        def put(module: Any, args: Any, output: torch.Tensor) -> torch.Tensor:
+            out = output.clone()
+            out[batch.rows, batch.edit_pos] = value
+            return out
+
+        with torch.no_grad():
+            fast = ed._tail_nll(batch)(value)
+            with module_hook(grace.mlp(tiny_llama, layer), put):
+                slow = target_nll(tiny_llama, batch)
+        assert float(fast[0]) == pytest.approx(float(slow[0]), rel=1e-5, abs=1e-6)
+        assert ed.codebook.deferred > 0
+        trained_fast = ed._train_value(batch, outputs[0])
+        monkeypatch.setattr(grace, "can_run_tail", lambda model: False)
+        trained_slow = ed._train_value(batch, outputs[0])
+        assert torch.allclose(trained_fast, trained_slow, rtol=1e-4, atol=1e-5)
+        assert not torch.equal(trained_fast, outputs[0])
+    finally:
+        ed.reset()
+    assert len(tiny_llama.model.layers) == 2  # the full stack is back
+
+
 def test_covariance_is_cached_on_disk_under_its_corpus_hash(
         tiny_llama: Any, char_tokenizer: Any, covariance_cache: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
