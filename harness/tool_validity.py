@@ -24,10 +24,17 @@ VALIDITY_SCORER = "tool_call_validity"
 """The score name every agentic benchmark's logs carry."""
 
 
+AUXILIARY_SCORERS = (VALIDITY_SCORER, "prompt_cost")
+"""Diagnostics an agentic benchmark carries beside its own score: this one and the prompt
+cost of :mod:`harness.prompt_cost`."""
+
+
 def is_auxiliary(score_key: str) -> bool:
-    """Whether a results-frame score key is this diagnostic rather than a benchmark's own
-    score: never the default response of an analysis or the headline of a board."""
-    return score_key == VALIDITY_SCORER or score_key.startswith(VALIDITY_SCORER + "/")
+    """Whether a results-frame score key is a diagnostic (:data:`AUXILIARY_SCORERS`) rather
+    than a benchmark's own score: never the default response of an analysis or the headline
+    of a board."""
+    return any(score_key == name or score_key.startswith(name + "/")
+               for name in AUXILIARY_SCORERS)
 
 
 def tool_call_counts(messages: Sequence[ChatMessage]) -> dict[str, int]:

@@ -31,6 +31,7 @@ from benchmarks.causalgame.scorer import causalgame_scorer, keep_epochs
 from benchmarks.causalgame.session import start_game
 from benchmarks.causalgame.tools import ANALYSIS_TIMEOUT_S, game_tools
 from environments.causalgame import scenario_ids, scenario_record
+from harness.prompt_cost import prompt_cost
 from harness.tasks import benchmark
 from harness.tool_validity import tool_call_validity
 
@@ -43,7 +44,7 @@ DEFAULT_AGENT: Literal["react", "opencode"] = "react"
 PUBLISHED_COMPAT = "original"  # the leaderboard was made with the released game
 DEFAULT_ARCHIVIST: Literal["matcher", "model"] = "matcher"
 DEFAULT_SANDBOX: str | None = "bwrap"
-VERSION = "1.2.0"
+VERSION = "1.3.0"
 
 
 def record_to_sample(record: dict[str, Any]) -> Sample:
@@ -210,7 +211,7 @@ def causalgame(
         dataset=MemoryDataset(samples, name="causalgame"),
         setup=setup,
         solver=solver,
-        scorer=[causalgame_scorer(), tool_call_validity()],
+        scorer=[causalgame_scorer(), tool_call_validity(), prompt_cost()],
         epochs=Epochs(epochs, keep_epochs()),
         sandbox=(analysis_sandbox() if sandbox == "bwrap" else sandbox) if with_sandbox else None,
         version=VERSION,

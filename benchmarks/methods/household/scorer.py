@@ -11,14 +11,12 @@ from the instance record by :func:`environments.household.verify`. Score keys:
   made: actions, and a method's fill/update/summary calls), ``prompt_tokens_max`` the
   largest, ``model_calls`` how many. The per-call list is in the score's metadata.
 
-Prompt lengths come from the sample's own transcript (Inspect's model events; the token
-counts are the provider's ``usage.input_tokens``), so they measure what each agent really
-sent, whatever its prompt layout.
+Prompt lengths come from the sample's own transcript (:mod:`harness.prompt_cost`, the same
+reading every agentic benchmark's ``prompt_cost`` scorer uses), so they measure what each
+agent really sent, whatever its prompt layout.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from inspect_ai.log import transcript
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
@@ -26,23 +24,9 @@ from inspect_ai.solver import TaskState
 
 from benchmarks.methods.household.tools import ACTIONS_KEY, SPEC_KEY
 from environments.household import Instance, verify
+from harness.prompt_cost import prompt_cost_values, prompt_lengths
 
 __all__ = ["household_score", "prompt_lengths"]
-
-
-def prompt_lengths(events: list[Any]) -> list[int]:
-    """Input tokens of every model event (characters / 4 when a provider gave no usage)."""
-    out: list[int] = []
-    for event in events:
-        if getattr(event, "event", None) != "model":
-            continue
-        usage = getattr(getattr(event, "output", None), "usage", None)
-        tokens = getattr(usage, "input_tokens", None) if usage is not None else None
-        if not tokens:
-            chars = sum(len(getattr(m, "text", "") or "") for m in event.input)
-            tokens = chars // 4
-        out.append(int(tokens))
-    return out
 
 
 @scorer(metrics={"*": [mean(), stderr()]})
@@ -65,9 +49,7 @@ def household_score() -> Scorer:
                 "invalid": float(verdict.invalid),
                 "efficiency": float(efficiency),
                 "progress": verdict.delivered / inst.goal.count,
-                "prompt_tokens": sum(lengths) / calls if calls else 0.0,
-                "prompt_tokens_max": float(max(lengths, default=0)),
-                "model_calls": float(calls),
+                **prompt_cost_values(lengths),
             },
             answer="; ".join(actions),
             explanation=(f"{'solved' if verdict.success else 'not solved'} after "

@@ -1,6 +1,7 @@
 """One table per agent-study metric, with CIs, and paired differences against a baseline agent.
 
     python -m methods.agents.lightwm.study_summary LOGDIR --out SUMMARY.md [--baseline react]
+        [--keys causalgame_scorer/victory prompt_cost/prompt_tokens ...]
 
 The factorial engine's report analyses one score key at a time; the LightWM claim is about
 two at once (success and what each call costs in prompt length), so this writes both side
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
@@ -21,9 +23,12 @@ import polars as pl
 from harness import stats
 from harness.factorial.report.frame import study_frame
 
-KEYS = ("success", "progress", "steps", "invalid", "prompt_tokens", "prompt_tokens_max",
-        "model_calls")
-PREFIX = "household_score/"
+KEYS = tuple(f"household_score/{k}" for k in (
+    "success", "progress", "steps", "invalid", "prompt_tokens", "prompt_tokens_max",
+    "model_calls"))
+"""Default columns: the household task's score keys."""
+BINARY = frozenset({"success", "victory"})
+"""Columns that are 0/1 outcomes (Wilson intervals); every other column gets a t interval."""
 
 
 def _fmt(x: float) -> str:
@@ -40,13 +45,25 @@ def _interval(values: list[float], binary: bool) -> str:
     return f"{_fmt(est.estimate)} [{_fmt(est.lo)}, {_fmt(est.hi)}]"
 
 
+def _column(score_key: str) -> str:
+    """A score key's column name: the part after the scorer (``prompt_cost/model_calls``
+    -> ``model_calls``)."""
+    return score_key.rsplit("/", 1)[-1]
+
+
 def summary(log_dir: Path, baseline: str = "react", factor: str = "agent",
-            prefix: str = PREFIX) -> str:
-    """The Markdown tables (means with CIs; paired differences from ``baseline``)."""
-    frame = study_frame(log_dir).filter(pl.col("score_key").str.starts_with(prefix))
-    frame = frame.with_columns(pl.col("score_key").str.replace(prefix, "", literal=True))
+            score_keys: Sequence[str] = KEYS) -> str:
+    """The Markdown tables (means with CIs; paired differences from ``baseline``) of
+    ``score_keys`` (full keys, ``scorer/key``; a column per key the logs hold)."""
+    wanted = {k: _column(k) for k in score_keys}
+    if len(set(wanted.values())) < len(wanted):
+        raise ValueError(f"two score keys share a column name: {sorted(wanted)}")
+    frame = (study_frame(log_dir)
+             .filter(pl.col("score_key").is_in(list(wanted)))
+             .with_columns(pl.col("score_key").replace_strict(wanted)))
     levels = sorted(frame[factor].unique().to_list())
-    keys = [k for k in KEYS if k in set(frame["score_key"].to_list())]
+    present = set(frame["score_key"].to_list())
+    keys = [c for c in wanted.values() if c in present]
     lines = [f"| {factor} | n | " + " | ".join(keys) + " |",
              "|---|---|" + "---|" * len(keys)]
     for level in levels:
@@ -56,7 +73,7 @@ def summary(log_dir: Path, baseline: str = "react", factor: str = "agent",
         for key in keys:
             values = part.filter(pl.col("score_key") == key)["score_value"].to_list()
             n = max(n, len(values))
-            cells.append(_interval(values, key == "success") if values else "-")
+            cells.append(_interval(values, key in BINARY) if values else "-")
         lines.append(f"| {level} | {n} | " + " | ".join(cells) + " |")
     lines += ["", f"Paired difference from `{baseline}` (same items; 95% CI):", "",
               f"| {factor} | " + " | ".join(keys) + " |", "|---|" + "---|" * len(keys)]
@@ -86,8 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--baseline", default="react")
     parser.add_argument("--factor", default="agent")
+    parser.add_argument("--keys", nargs="+", default=list(KEYS),
+                        help="score keys (scorer/key), one column each; default: household's")
     ns = parser.parse_args(argv)
-    text = summary(ns.log_dir, ns.baseline, ns.factor)
+    text = summary(ns.log_dir, ns.baseline, ns.factor, ns.keys)
     ns.out.parent.mkdir(parents=True, exist_ok=True)
     ns.out.write_text(text, encoding="utf-8")
     print(text)
