@@ -17,24 +17,45 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import GenerateConfig
+from inspect_ai.model import (
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+)
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState, generate
 
 from benchmarks.probes.passkey import kv_stats
-from environments.probes.game24 import extract_answer, make_items, render_prompt, verify
+from environments.probes.game24 import (
+    extract_answer,
+    make_items,
+    render_prompt,
+    render_turns,
+    verify,
+)
 
 DEFAULT_N = 20
 DEFAULT_SEED = 0
 DEFAULT_SIZE = 3
 DEFAULT_MAX_TOKENS = 48
+DEFAULT_PROMPT = "chat"
+PROMPTS = ("chat", "text")
+
+ROLES: dict[str, type[ChatMessageSystem | ChatMessageUser | ChatMessageAssistant]] = {
+    "system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
 
 
-def record_to_sample(record: dict[str, Any]) -> Sample:
-    """One :class:`~environments.probes.game24.Game24Item` record as a sample."""
+def record_to_sample(record: dict[str, Any], prompt: str = DEFAULT_PROMPT) -> Sample:
+    """One :class:`~environments.probes.game24.Game24Item` record as a sample: chat turns
+    (``prompt="chat"``) or the 1.0.0 single text (``prompt="text"``)."""
+    if prompt not in PROMPTS:
+        raise ValueError(f"prompt must be one of {PROMPTS}, not {prompt!r}")
+    numbers = record["numbers"]
     return Sample(
         id=record["id"],
-        input=render_prompt(record["numbers"]),
+        input=(render_prompt(numbers) if prompt == "text"
+               else [ROLES[role](content=text) for role, text in render_turns(numbers)]),
         target=record["solution"],
         metadata={"numbers": list(record["numbers"]), "n_solutions": record["n_solutions"]},
     )
@@ -59,6 +80,7 @@ def game24(
     seed: int = DEFAULT_SEED,
     size: int = DEFAULT_SIZE,
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    prompt: str = DEFAULT_PROMPT,
 ) -> Task:
     """Seeded, solvable Game-of-24 puzzles with worked examples of the same size.
 
@@ -68,13 +90,17 @@ def game24(
         size: Numbers per puzzle (3 is within reach of the small ladder models, 4 is the
             classic game).
         max_tokens: Completion budget (steps and the answer line).
+        prompt: ``chat`` (1.1.0: the worked examples as earlier user/assistant turns) or
+            ``text`` (1.0.0: rules, examples and puzzle in one user turn, which chat models
+            read as text to copy).
     """
     items = make_items(n, seed=seed, size=size)
-    dataset = MemoryDataset([record_to_sample(item.record()) for item in items], name="game24")
+    dataset = MemoryDataset([record_to_sample(item.record(), prompt) for item in items],
+                            name="game24")
     return Task(
         dataset=dataset,
         solver=generate(),
         scorer=[game24_solved(), kv_stats()],
         config=GenerateConfig(max_tokens=max_tokens, temperature=0.0),
-        version="1.0.0",
+        version="1.1.0",
     )

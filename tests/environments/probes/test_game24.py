@@ -12,6 +12,7 @@ from environments.probes.game24 import (
     make_item,
     make_items,
     render_prompt,
+    render_turns,
     solutions,
     solvable,
     verify,
@@ -98,3 +99,19 @@ def test_prompt_examples_are_correct_and_end_with_the_puzzle(size: int) -> None:
     text = render_prompt(item.numbers)
     assert text.endswith("Numbers: " + " ".join(map(str, item.numbers)))
     assert text == render_prompt(item.numbers) and "make 24" in text
+
+
+@pytest.mark.parametrize("size", sorted(EXAMPLES))
+def test_chat_turns_hold_the_same_examples_as_answered_turns(size: int) -> None:
+    item = make_item(1, seed=0, size=size)
+    turns = render_turns(item.numbers)
+    roles = [role for role, _ in turns]
+    assert roles == ["system"] + ["user", "assistant"] * len(EXAMPLES[size]) + ["user"]
+    assert turns[-1] == ("user", "Numbers: " + " ".join(map(str, item.numbers)))
+    # every worked example is an assistant turn, answering the user turn with its numbers
+    for (numbers, worked), i in zip(EXAMPLES[size], range(1, len(turns) - 1, 2), strict=True):
+        assert turns[i] == ("user", "Numbers: " + " ".join(map(str, numbers)))
+        assert turns[i + 1] == ("assistant", worked)
+    # the text form says the same things, in one turn
+    text = render_prompt(item.numbers)
+    assert all(t in text for _, t in turns)
