@@ -20,6 +20,7 @@ from harness.factorial.analysis.linalg import (
     cluster_sum,
     clustered_wald,
     demeaner,
+    drop_zero_variance,
     sandwich,
     wald,
     wls,
@@ -83,6 +84,9 @@ def fit_gaussian(prob: Problem) -> Fit:
         bread = np.linalg.pinv(X.T @ (X * w[:, None]))
         if item_mode == "cluster":
             V = sandwich(bread, X * (w * resid)[:, None], item_idx, N, rank)
+            mse_all = float(np.sum(w * resid**2)) / max(N - rank, 1)
+            if mse_all > 0:
+                b, V = drop_zero_variance(b, V, mse_all * bread)
             df_t = float(n_items - 1)
         else:
             V = mse * bread

@@ -106,6 +106,28 @@ def _whitener(R: np.ndarray) -> np.ndarray | None:
     return np.asarray((vecs[:, keep] / np.sqrt(vals[keep])) @ vecs[:, keep].T)
 
 
+def drop_zero_variance(b: np.ndarray, V: np.ndarray, reference: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """``b`` and ``V`` with every coefficient of no sampling variance made exactly so.
+
+    The coefficient-table twin of :func:`wald`'s cut-off: a coefficient whose robust variance
+    is below :data:`WALD_RTOL` times its model-based one (``reference``) has none. When
+    every item shows the same difference between two levels, the cluster-robust variance of
+    that contrast is rounding noise (se ~1e-18 beside an estimate of ~1e-18), and a ratio of
+    the two gave t = 2.7, p = 0.014, for a difference that is exactly zero. Such a
+    coefficient gets variance 0 (no test: its statistic and p are undefined) and, where the
+    estimate itself is below the same cut-off on the model-based scale, estimate 0."""
+    model_var = np.clip(np.diag(reference), 0.0, None)
+    none = (model_var > 0) & (np.diag(V) <= WALD_RTOL * model_var)
+    if not none.any():
+        return b, V
+    b, V = b.copy(), V.copy()
+    V[none, :] = 0.0
+    V[:, none] = 0.0
+    b[none & (np.abs(b) <= np.sqrt(WALD_RTOL * model_var))] = 0.0
+    return b, V
+
+
 def wald(b: np.ndarray, V: np.ndarray, idx: Sequence[int],
          reference: np.ndarray | None = None) -> tuple[float, int]:
     """Wald chi-square of ``b[idx] = 0`` and its rank, on the identifiable subspace.

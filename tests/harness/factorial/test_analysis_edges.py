@@ -310,3 +310,42 @@ def test_a_cluster_level_term_with_between_cluster_residual_is_still_tested() ->
                          item_mode="cluster")
         arm = result.anova.filter(pl.col("term") == "arm").row(0, named=True)
         assert arm["p"] is not None and arm["p"] < 0.05, family
+
+
+def test_a_contrast_every_item_shows_identically_has_no_test_in_the_coefficients() -> None:
+    """Every item scores the same under each level (an exact method: ArborKV's evicting
+    search gives the unevicted search's output), while items differ from each other. The
+    contrast has no sampling variance: its coefficient is 0 with se 0 and no statistic,
+    as the ANOVA says, not a rounding-noise t of 2.7 (p 0.014)."""
+    rows = [{"budget": b, "item": f"i{i}", "y": float(i in (3, 11)) + 0.1 * (i % 3)}
+            for i in range(20) for b in ("none", "32", "0")]
+    result = analyze(pl.DataFrame(rows), "y", ["budget"], item="item", family="gaussian",
+                     item_mode="cluster")
+    coefs = result.effects.filter(pl.col("name").str.starts_with("budget"))
+    assert coefs.height == 2
+    assert coefs["estimate"].to_list() == [0.0, 0.0]
+    assert coefs["se"].to_list() == [0.0, 0.0]
+    assert all(p is None or np.isnan(p) for p in coefs["p"].to_list())
+    intercept = result.effects.filter(pl.col("name") == "Intercept").row(0, named=True)
+    assert intercept["se"] > 0 and np.isfinite(intercept["p"])
+    # one item that differs restores a real (small) variance, and a test
+    rows[0]["y"] += 0.5
+    shifted = analyze(pl.DataFrame(rows), "y", ["budget"], item="item", family="gaussian",
+                      item_mode="cluster").effects.filter(pl.col("name").str.starts_with("budget"))
+    assert (shifted["se"] > 0).all() and shifted["p"].is_not_nan().all()
+
+
+def test_drop_zero_variance_keeps_real_variances_however_small() -> None:
+    from harness.factorial.analysis.linalg import drop_zero_variance
+
+    reference = np.diag([1e-2, 1e-2, 1e-2])
+    b = np.array([0.3, 2e-18, 1e-3])
+    V = np.array([[4e-3, 1e-20, 1e-6], [1e-20, 3e-36, 0.0], [1e-6, 0.0, 1e-11]])
+    b2, V2 = drop_zero_variance(b, V, reference)
+    assert b2.tolist() == [0.3, 0.0, 1e-3]  # the zero-variance estimate was rounding noise
+    assert V2[1].tolist() == [0.0, 0.0, 0.0] and V2[:, 1].tolist() == [0.0, 0.0, 0.0]
+    assert V2[0, 0] == 4e-3 and V2[2, 2] == 1e-11  # 1e-9 of the model-based: still real
+    assert b.tolist() == [0.3, 2e-18, 1e-3] and V[1, 1] == 3e-36  # inputs untouched
+    same_b, same_V = drop_zero_variance(b[[0, 2]], V[np.ix_([0, 2], [0, 2])],
+                                        reference[:2, :2])
+    assert same_b.tolist() == [0.3, 1e-3] and same_V[1, 1] == 1e-11
