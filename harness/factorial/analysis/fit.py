@@ -75,6 +75,9 @@ class Fit:
     total_ss: float
     item_ss: float | None
     info: dict[str, Any]
+    no_se: tuple[int, ...] = ()
+    """Coefficients whose standard error cannot be estimated (cluster-level ones the
+    clusters absorb): their se, interval and test are reported as undefined."""
 
 
 def anova_row(

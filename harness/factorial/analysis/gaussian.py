@@ -22,6 +22,7 @@ from harness.factorial.analysis.linalg import (
     demeaner,
     drop_zero_variance,
     sandwich,
+    varies_within,
     wald,
     wls,
 )
@@ -65,6 +66,7 @@ def fit_gaussian(prob: Problem) -> Fit:
 
     # coefficients and their covariance for effects / means
     info: dict[str, Any] = {}
+    no_se: tuple[int, ...] = ()
     if absorb and item_mode == "fixed":
         assert Xd is not None and yd is not None
         slopes = [c for c in all_cols if c != 0]
@@ -84,9 +86,10 @@ def fit_gaussian(prob: Problem) -> Fit:
         bread = np.linalg.pinv(X.T @ (X * w[:, None]))
         if item_mode == "cluster":
             V = sandwich(bread, X * (w * resid)[:, None], item_idx, N, rank)
-            mse_all = float(np.sum(w * resid**2)) / max(N - rank, 1)
-            if mse_all > 0:
-                b, V = drop_zero_variance(b, V, mse_all * bread)
+            if mse > 0:  # model-based scale: within-cell and between-cell residual
+                b, V, none = drop_zero_variance(b, V, mse * bread)
+                absorbed = none & ~varies_within(X, item_idx, n_items)
+                no_se = tuple(int(i) for i in np.flatnonzero(absorbed))
             df_t = float(n_items - 1)
         else:
             V = mse * bread
@@ -148,7 +151,7 @@ def fit_gaussian(prob: Problem) -> Fit:
     info.update(
         {"df_resid": df_res, "mse": mse, "r2": 1 - rss_all / total_ss if total_ss else None}
     )
-    return Fit(rows, b, V, df_t, rss_all, total_ss, item_ss, info)
+    return Fit(rows, b, V, df_t, rss_all, total_ss, item_ss, info, no_se)
 
 
 def fit_mixed(prep: Prepared, mats: Matrices, cols: list[int]) -> dict[str, Any]:

@@ -107,8 +107,9 @@ def _whitener(R: np.ndarray) -> np.ndarray | None:
 
 
 def drop_zero_variance(b: np.ndarray, V: np.ndarray, reference: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray]:
-    """``b`` and ``V`` with every coefficient of no sampling variance made exactly so.
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``b`` and ``V`` with every coefficient of no sampling variance made exactly so, and
+    the mask of those coefficients.
 
     The coefficient-table twin of :func:`wald`'s cut-off: a coefficient whose robust variance
     is below :data:`WALD_RTOL` times its model-based one (``reference``) has none. When
@@ -120,12 +121,24 @@ def drop_zero_variance(b: np.ndarray, V: np.ndarray, reference: np.ndarray
     model_var = np.clip(np.diag(reference), 0.0, None)
     none = (model_var > 0) & (np.diag(V) <= WALD_RTOL * model_var)
     if not none.any():
-        return b, V
+        return b, V, none
     b, V = b.copy(), V.copy()
     V[none, :] = 0.0
     V[:, none] = 0.0
     b[none & (np.abs(b) <= np.sqrt(WALD_RTOL * model_var))] = 0.0
-    return b, V
+    return b, V, none
+
+
+def varies_within(X: np.ndarray, clusters: np.ndarray, n_clusters: int) -> np.ndarray:
+    """Per column of ``X``: whether it takes two values inside some cluster. A column that
+    does not is cluster-level; where such a coefficient has no robust variance the clusters
+    have absorbed it (nothing is left to estimate one), which is not the same as a contrast
+    every cluster shows identically."""
+    hi = np.full((n_clusters, X.shape[1]), -np.inf)
+    lo = np.full((n_clusters, X.shape[1]), np.inf)
+    np.maximum.at(hi, clusters, X)
+    np.minimum.at(lo, clusters, X)
+    return np.asarray(np.any(hi - lo > 0, axis=0))
 
 
 def wald(b: np.ndarray, V: np.ndarray, idx: Sequence[int],

@@ -117,6 +117,7 @@ def marginal_means(
 def effects(mats: Matrices, fit: Fit, family: Family, level: float) -> pl.DataFrame:
     q = critical_value(fit.df, level)
     se = np.sqrt(np.maximum(np.diag(fit.V), 0))
+    se[list(fit.no_se)] = np.nan
     with np.errstate(divide="ignore", invalid="ignore"):
         stat = np.where(se > 0, fit.b / np.where(se > 0, se, 1), np.nan)
     p = two_sided_p(stat, fit.df)

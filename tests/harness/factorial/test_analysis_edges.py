@@ -341,11 +341,31 @@ def test_drop_zero_variance_keeps_real_variances_however_small() -> None:
     reference = np.diag([1e-2, 1e-2, 1e-2])
     b = np.array([0.3, 2e-18, 1e-3])
     V = np.array([[4e-3, 1e-20, 1e-6], [1e-20, 3e-36, 0.0], [1e-6, 0.0, 1e-11]])
-    b2, V2 = drop_zero_variance(b, V, reference)
+    b2, V2, none = drop_zero_variance(b, V, reference)
+    assert none.tolist() == [False, True, False]
     assert b2.tolist() == [0.3, 0.0, 1e-3]  # the zero-variance estimate was rounding noise
     assert V2[1].tolist() == [0.0, 0.0, 0.0] and V2[:, 1].tolist() == [0.0, 0.0, 0.0]
     assert V2[0, 0] == 4e-3 and V2[2, 2] == 1e-11  # 1e-9 of the model-based: still real
     assert b.tolist() == [0.3, 2e-18, 1e-3] and V[1, 1] == 3e-36  # inputs untouched
-    same_b, same_V = drop_zero_variance(b[[0, 2]], V[np.ix_([0, 2], [0, 2])],
+    same_b, same_V, _ = drop_zero_variance(b[[0, 2]], V[np.ix_([0, 2], [0, 2])],
                                         reference[:2, :2])
     assert same_b.tolist() == [0.3, 1e-3] and same_V[1, 1] == 1e-11
+
+
+def test_a_coefficient_the_clusters_absorb_has_an_undefined_se_not_zero() -> None:
+    """Seeds are the items (each seed its own cluster), so the intercept and the seed
+    columns span every cluster mean: no between-cluster residual is left to estimate their
+    variance. Their se is undefined (NaN), not the 4e-16 that gave t = 2e15; the
+    within-cluster factor keeps its real test."""
+    rng = np.random.default_rng(5)
+    rows = [{"algo": a, "seed": f"s{i}", "item": f"s{i}", "draw": d,
+             "y": float(rng.random() < (0.9 if a == "ours" else 0.7))}
+            for i in range(3) for a in ("ours", "naive") for d in range(20)]
+    effects = analyze(pl.DataFrame(rows), "y", ["algo", "seed"], item="item",
+                      family="gaussian", item_mode="cluster", order=1).effects
+    cluster_level = effects.filter(~pl.col("name").str.starts_with("algo"))
+    assert cluster_level.height == 3  # the intercept and two seed columns
+    assert cluster_level["se"].is_nan().all() and cluster_level["p"].is_nan().all()
+    assert cluster_level["estimate"].is_finite().all()
+    algo = effects.filter(pl.col("name").str.starts_with("algo")).row(0, named=True)
+    assert algo["se"] > 0 and np.isfinite(algo["p"])
