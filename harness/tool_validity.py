@@ -20,11 +20,13 @@ from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
+from harness.prompt_cost import PROMPT_COST_SCORER
+
 VALIDITY_SCORER = "tool_call_validity"
 """The score name every agentic benchmark's logs carry."""
 
 
-AUXILIARY_SCORERS = (VALIDITY_SCORER, "prompt_cost")
+AUXILIARY_SCORERS = (VALIDITY_SCORER, PROMPT_COST_SCORER)
 """Diagnostics an agentic benchmark carries beside its own score: this one and the prompt
 cost of :mod:`harness.prompt_cost`."""
 

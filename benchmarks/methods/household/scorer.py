@@ -26,7 +26,7 @@ from benchmarks.methods.household.tools import ACTIONS_KEY, SPEC_KEY
 from environments.household import Instance, verify
 from harness.prompt_cost import prompt_cost_values, prompt_lengths
 
-__all__ = ["household_score", "prompt_lengths"]
+__all__ = ["household_score"]
 
 
 @scorer(metrics={"*": [mean(), stderr()]})
