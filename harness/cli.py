@@ -14,8 +14,21 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Evaluation suite: benchmarks, sandboxes, factorial studies.")
+
+class _GuardedTyper(typer.Typer):
+    """The ``harness`` app: a user error (a bad log, study file, data file or parameter)
+    prints one line naming the file and exits 2; ``--debug`` adds the traceback
+    (:mod:`harness.errors`)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from harness.errors import guarded
+
+        return guarded(lambda: super(_GuardedTyper, self).__call__(*args, **kwargs))
+
+
+app = _GuardedTyper(add_completion=False, no_args_is_help=True,
+                    help="Evaluation suite: benchmarks, sandboxes, factorial studies. "
+                         "--debug anywhere on the line shows tracebacks of user errors.")
 sandbox_app = typer.Typer(no_args_is_help=True, help="Sandbox images and checks.")
 app.add_typer(sandbox_app, name="sandbox")
 study_app = typer.Typer(no_args_is_help=True,
@@ -275,6 +288,9 @@ def study_report(
     paths = build_report(log_dir, out, **options)
     for kind, path in paths.items():
         console.print(f"{kind}: {path}")
+    counting = (json.loads(paths["json"].read_text()).get("data") or {}).get("counting") or {}
+    if counting.get("line"):
+        console.print(f"counting: {escape(counting['line'])}")
 
 
 @study_app.command("regenerate")
@@ -347,8 +363,14 @@ def leaderboard_build(
     title: Annotated[str, typer.Option(help="Title of the site and Markdown.")] = "Leaderboard",
     copy_logs: Annotated[bool, typer.Option(
         help="Copy the logs into OUT/logs so the site's links travel with it.")] = False,
+    skip_bad_logs: Annotated[bool, typer.Option(
+        "--skip-bad-logs", help="Skip a log that cannot be read (listed in the board's "
+                                "counting line) instead of refusing the build.")] = False,
 ) -> None:
-    """Build the leaderboard (site, Markdown, JSON, Every Eval Ever, CSV) from Inspect logs."""
+    """Build the leaderboard (site, Markdown, JSON, Every Eval Ever, CSV) from Inspect logs.
+
+    Each (run, sample, epoch) counts once: a copied log or a superseded attempt is set
+    aside and the board says so."""
     from leaderboards.build import build, load_pricing
     from leaderboards.tables import Options, parse_reference
 
@@ -371,8 +393,13 @@ def leaderboard_build(
         pricing=load_pricing(pricing) if pricing else {},
         n_boot=n_boot, seed=seed,
     )
-    for kind, path in build(log_dirs, out, options, title=title, copy_logs=copy_logs).items():
+    paths = build(log_dirs, out, options, title=title, copy_logs=copy_logs,
+                  skip_bad_logs=skip_bad_logs)
+    for kind, path in paths.items():
         console.print(f"{kind}: {path}")
+    counting = json.loads(paths["json"].read_text()).get("counting") or {}
+    if counting.get("line"):
+        console.print(f"counting: {escape(counting['line'])}")
 
 
 @models_app.command("list")
@@ -498,6 +525,9 @@ def serve(
     = None,
     prefix_cache_mb: Annotated[int, typer.Option(
         help="RAM for other conversations' KV prefixes (0: off).")] = 1024,
+    max_pending: Annotated[int, typer.Option(
+        help="Requests admitted at once (queued or generating); more get 503 with "
+             "Retry-After.")] = 64,
 ) -> None:
     """Serve a ladder model over an OpenAI-compatible API (tool calls on the wire) until
     Ctrl-C; prints the --model string for Inspect."""
@@ -512,7 +542,8 @@ def serve(
         engine = shared_engine(path, n_ctx or default_n_ctx(model), threads, False,
                                prefix_cache_mb)
         rung = ladder.find(model) if model_path is None else None
-        server = bind(engine, model, host, port, dict(rung.sampling) if rung else None)
+        server = bind(engine, model, host, port, dict(rung.sampling) if rung else None,
+                      max_pending=max_pending)
     except (ladder.LadderError, ServeError, FileNotFoundError) as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc

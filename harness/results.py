@@ -38,10 +38,13 @@ import math
 import struct
 import zipfile
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
+
+from harness.errors import UserInputError
 
 if TYPE_CHECKING:
     from harness.evalspec import ErroredPolicy
@@ -70,6 +73,12 @@ except ImportError:  # pragma: no cover - exercised only without orjson
 __all__ = [
     "POLICY_COLUMNS",
     "SCHEMA",
+    "DuplicateLogError",
+    "LogAccount",
+    "LogReadError",
+    "Results",
+    "SetAside",
+    "load_results",
     "apply_errored_policy",
     "errored_counts",
     "errored_policies",
@@ -207,23 +216,56 @@ def _journal_index(name: str) -> int:
     return int(name.rsplit("/", 1)[-1].split(".", 1)[0])
 
 
+def _member_json(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> Any:
+    """One zip member decoded as JSON; any failure names the file and the member."""
+    try:
+        return _loads(_read_member(zf, info))
+    except (ValueError, zipfile.BadZipFile, EOFError, OSError) as exc:
+        raise LogReadError(path, f"member {info.filename} cannot be read "
+                                 f"({type(exc).__name__}: {exc})") from None
+    except Exception as exc:  # zstandard.ZstdError and the like: a damaged member
+        raise LogReadError(path, f"member {info.filename} cannot be decompressed "
+                                 f"({type(exc).__name__}: {exc})") from None
+
+
 def _read_eval_zip(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(header, sample summaries) of a ``.eval`` file; falls back to the journal."""
-    with zipfile.ZipFile(path) as zf:
+    """(header, sample summaries) of a ``.eval`` file; falls back to the journal.
+
+    Raises:
+        LogReadError: The file is empty, not a zip (truncated or corrupt), or holds neither
+            a header nor a journal.
+    """
+    if path.stat().st_size == 0:
+        raise LogReadError(path, "empty file (0 bytes): not an Inspect log")
+    try:
+        zf = zipfile.ZipFile(path)
+    except zipfile.BadZipFile as exc:
+        raise LogReadError(path, f"not a readable .eval zip (truncated or corrupt: {exc})"
+                           ) from None
+    with zf:
         infos = {info.filename: info for info in zf.infolist()}
         if _HEADER in infos:
-            header = _loads(_read_member(zf, infos[_HEADER]))
-        else:  # interrupted or still running: only the journal exists
-            header = _loads(_read_member(zf, infos[_START]))
-            header.setdefault("status", "started")
+            header = _member_json(zf, infos[_HEADER], path)
+        elif _START in infos:  # interrupted or still running: only the journal exists
+            header = _member_json(zf, infos[_START], path)
+            if isinstance(header, dict):
+                header.setdefault("status", "started")
+        else:
+            raise LogReadError(path, f"holds neither {_HEADER} nor {_START}: "
+                                     "not an Inspect log")
         if _SUMMARIES in infos:
-            summaries = _loads(_read_member(zf, infos[_SUMMARIES]))
+            summaries = _member_json(zf, infos[_SUMMARIES], path)
         else:
             names = sorted(
                 (n for n in infos if n.startswith(_JOURNAL_SUMMARIES) and n.endswith(".json")),
                 key=_journal_index,
             )
-            summaries = [s for n in names for s in _loads(_read_member(zf, infos[n]))]
+            summaries = []
+            for name in names:
+                part = _member_json(zf, infos[name], path)
+                if not isinstance(part, list):
+                    raise LogReadError(path, f"member {name}: expected a list of samples")
+                summaries.extend(part)
     return header, summaries
 
 
@@ -506,25 +548,352 @@ def read_score_metadata(paths: LogPaths, scorer: str, *,
     return pl.DataFrame(rows, schema=schema)
 
 
+def _validated(header: Any, samples: Any, path: Path
+               ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The header and samples, checked for the fields every reader relies on; a missing or
+    ill-typed one is a :class:`LogReadError` naming the field, not a KeyError later."""
+    if not isinstance(header, dict):
+        raise LogReadError(path, "header: expected a JSON object")
+    version = header.get("version")
+    if version is not None and not isinstance(version, int):
+        raise LogReadError(path, f"field version: expected an integer, got {version!r}")
+    if isinstance(version, int) and version > MAX_LOG_VERSION:
+        raise LogReadError(path, f"field version: log format {version}, this reader knows "
+                                 f"1-{MAX_LOG_VERSION}; upgrade the suite to read it")
+    spec = header.get("eval")
+    if not isinstance(spec, dict):
+        raise LogReadError(path, "field eval: missing or not an object (not an Inspect log)")
+    for name in ("task", "model"):
+        if spec.get(name) is not None and not isinstance(spec[name], str):
+            raise LogReadError(path, f"field eval.{name}: expected text, got {spec[name]!r}")
+    if not isinstance(samples, list):
+        raise LogReadError(path, "samples: expected a list")
+    for index, sample in enumerate(samples):
+        if not isinstance(sample, dict):
+            raise LogReadError(path, f"samples[{index}]: expected an object")
+        if sample.get("id") is None:
+            raise LogReadError(path, f"samples[{index}].id: missing")
+        epoch = sample.get("epoch")
+        if isinstance(epoch, bool) or not isinstance(epoch, int):
+            raise LogReadError(path, f"samples[{index}].epoch: expected an integer, "
+                                     f"got {epoch!r}")
+        scores = sample.get("scores")
+        if scores is not None and not isinstance(scores, dict):
+            raise LogReadError(path, f"samples[{index}].scores: expected an object")
+    return header, samples
+
+
+def _load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """(header, samples) of one log, validated; None for a ``.json`` that is no Inspect log.
+
+    Raises:
+        LogReadError: The file cannot be read, or a field every reader needs is invalid.
+    """
+    try:
+        if path.suffix == ".eval":
+            header, samples = _read_eval_zip(path)
+        else:
+            loaded = _read_json_log(path)
+            if loaded is None:
+                return None
+            header, samples = loaded
+    except OSError as exc:
+        raise LogReadError(path, f"cannot be read ({exc.strerror or exc})") from None
+    return _validated(header, samples, path)
+
+
 def read_log(path: PathLike) -> pl.DataFrame | None:
-    """One log file's rows; None for a ``.json`` file that is not an Inspect log."""
+    """One log file's rows; None for a ``.json`` file that is not an Inspect log.
+
+    Raises:
+        LogReadError: The file cannot be read or holds an invalid field (named).
+    """
     path = Path(path)
-    if path.suffix == ".eval":
-        header, samples = _read_eval_zip(path)
-    else:
-        loaded = _read_json_log(path)
-        if loaded is None:
-            return None
-        header, samples = loaded
-    return _frame(header, samples, str(path))
+    loaded = _load(path)
+    if loaded is None:
+        return None
+    return _frame(*loaded, str(path))
 
 
 def iter_results(paths: LogPaths, *, recursive: bool = True) -> Iterator[pl.DataFrame]:
-    """Stream the results one log file at a time (for bounded-memory aggregation)."""
+    """Stream the results one log file at a time (for bounded-memory aggregation).
+
+    Each file is read on its own, so copies and superseded logs are *not* set aside here;
+    a consumer that counts samples across files uses :func:`load_results`.
+    """
     for path in list_logs(paths, recursive=recursive):
         frame = read_log(path)
         if frame is not None:
             yield frame
+
+
+# --------------------------------------------------------------------------- identity
+
+
+class LogReadError(UserInputError):
+    """A log that cannot be read, or holds an invalid field: one line naming the file."""
+
+    def __init__(self, path: PathLike, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+class DuplicateLogError(UserInputError):
+    """Two copies of the same run (same eval id) disagree about a sample: which is right
+    cannot be told from the logs, so nothing is counted until one is removed."""
+
+
+MAX_LOG_VERSION = 2
+"""The newest Inspect log format version this reader understands."""
+
+_STATUS_RANK = {"success": 3, "started": 2, "cancelled": 1, "error": 1}
+_COMPARED = ["sample_id", "epoch", "score_key", "score_value", "error"]
+_CONFIG_COLUMNS = ("task", "task_version", "task_args", "model", "model_args", "solver",
+                   "generate_config", "eval_metadata")
+
+
+@dataclass(frozen=True)
+class SetAside:
+    """A log file whose rows are not in the frame, and why.
+
+    ``why`` is ``duplicate`` (a copy of a run another file holds: same eval id and
+    creation time), ``superseded`` (an attempt of a cell whose every sample a better
+    attempt holds: a successful one, or a newer one), ``partly superseded`` (an attempt
+    some of whose samples a better attempt holds: those are set aside, the rest count),
+    ``unreadable`` (named in ``detail``; only
+    with ``skip_bad_logs``) or ``not a log`` (a ``.json`` file that is not an Inspect log).
+    ``kept`` is the file whose samples count instead; ``samples`` how many (sample, epoch)
+    pairs of this file were set aside.
+    """
+
+    log_file: str
+    why: str
+    kept: str | None = None
+    samples: int = 0
+    detail: str = ""
+
+
+@dataclass
+class LogAccount:
+    """How a frame was counted: which files entered it and which were set aside.
+
+    Every output that reads logs states :meth:`line` (or :meth:`as_dict`), so a reader
+    can see that a resumed run or a copied log was counted once.
+    """
+
+    counted: list[str] = field(default_factory=list)
+    set_aside: list[SetAside] = field(default_factory=list)
+    samples: int = 0
+    empty: list[str] = field(default_factory=list)
+
+    def of(self, why: str) -> list[SetAside]:
+        return [a for a in self.set_aside if a.why == why]
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready: counts, and each file set aside with its reason."""
+        return {
+            "logs_counted": len(self.counted),
+            "samples_counted": self.samples,
+            "logs_empty": len(self.empty),
+            "duplicates_set_aside": len(self.of("duplicate")),
+            "superseded_set_aside": len(self.of("superseded")),
+            "partly_superseded": len(self.of("partly superseded")),
+            "unreadable_skipped": len(self.of("unreadable")),
+            "not_logs_skipped": len(self.of("not a log")),
+            "set_aside": [{"log_file": a.log_file, "why": a.why, "kept": a.kept,
+                           "samples": a.samples, "detail": a.detail}
+                          for a in self.set_aside],
+            "rule": COUNTING_RULE,
+        }
+
+    def line(self) -> str:
+        """One sentence: what was counted and what was set aside."""
+        text = (f"counted {self.samples} samples (sample x epoch) from "
+                f"{len(self.counted)} log{'s' if len(self.counted) != 1 else ''}")
+        parts = []
+        for why, noun in (("duplicate", "duplicate cop{}"), ("superseded", "superseded log{}"),
+                          ("partly superseded", "partly superseded log{}"),
+                          ("unreadable", "unreadable log{}"), ("not a log", "non-log file{}")):
+            n = len(self.of(why))
+            if n:
+                plural = ("ies" if n != 1 else "y") if noun.endswith("cop{}") else (
+                    "s" if n != 1 else "")
+                parts.append(f"{n} {noun.format(plural)}")
+        return text + ("; set aside " + ", ".join(parts) if parts else "; nothing set aside")
+
+
+COUNTING_RULE = (
+    "each (cell, sample, epoch) once: copies of one run (same eval id and creation time) "
+    "count once, and copies that differ are an error; attempts of one cell (same task, "
+    "arguments, model, solver, generation config and eval metadata, as an eval set "
+    "identifies a task) give each sample from the newest successful attempt that holds it, "
+    "else from the newest attempt")
+
+
+@dataclass(frozen=True)
+class Results:
+    """A results frame and the account of how it was counted."""
+
+    frame: pl.DataFrame
+    account: LogAccount
+
+
+@dataclass
+class _Log:
+    path: Path
+    header: dict[str, Any]
+    frame: pl.DataFrame
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        return self.header.get("eval") or {}
+
+    @property
+    def run_key(self) -> tuple[str, ...]:
+        eval_id, created = self.spec.get("eval_id"), self.spec.get("created")
+        if not eval_id:
+            return ("file", str(self.path.resolve()))
+        return ("run", str(eval_id), str(created))
+
+    @property
+    def cell_key(self) -> tuple[str, ...]:
+        """What makes two logs attempts of one cell: the task, its version and arguments,
+        the model and its arguments, the solver, the generation config and the eval
+        metadata (a study's cell id), the ingredients of Inspect's eval-set task identity
+        that a log records; the task by its name without the package prefix. Not ``task_id``: an eval set resumed after a kill starts the
+        task afresh, under a new id, when the killed log holds no finished sample."""
+        values = _eval_values(self.header, "")
+        # the same task is recorded as ``harness/arithmetic`` or ``arithmetic`` depending
+        # on how the registry was loaded in that process (seen across one study's resume)
+        values["task"] = str(values["task"] or "").rsplit("/", 1)[-1]
+        return tuple(str(values[k]) for k in _CONFIG_COLUMNS)
+
+    @property
+    def order(self) -> tuple[int, str, str]:
+        """Sort key: successful before not, then the newest, then the path."""
+        return (_STATUS_RANK.get(str(self.header.get("status")), 0),
+                str(self.spec.get("created") or ""), str(self.path))
+
+    @property
+    def n_samples(self) -> int:
+        return self.frame.select("sample_id", "epoch").unique().height
+
+
+def _compare_copies(kept: _Log, copy: _Log) -> None:
+    """Raise :class:`DuplicateLogError` when two copies of a run disagree on a sample."""
+    mine = kept.frame.select(_COMPARED)
+    theirs = copy.frame.select(_COMPARED)
+    joined = theirs.join(mine, on=["sample_id", "epoch", "score_key"], how="left",
+                         suffix="_kept", nulls_equal=True)
+    missing = joined.filter(pl.col("score_value_kept").is_null()
+                            & pl.col("error_kept").is_null()
+                            & (pl.col("score_value").is_not_null() | pl.col("error").is_not_null()))
+    differ = joined.filter(
+        ~pl.col("score_value").eq_missing(pl.col("score_value_kept"))
+        | ~pl.col("error").eq_missing(pl.col("error_kept")))
+    bad = pl.concat([missing, differ]).unique(["sample_id", "epoch"])
+    if bad.height:
+        first = bad.row(0, named=True)
+        raise DuplicateLogError(
+            f"{copy.path} and {kept.path} are copies of one run (eval id "
+            f"{kept.spec.get('eval_id')}) but disagree on {bad.height} sample(s), e.g. "
+            f"sample {first['sample_id']} epoch {first['epoch']}; remove the wrong one")
+
+
+def _dedupe(logs: list[_Log], account: LogAccount) -> list[pl.DataFrame]:
+    """The frames to count, each (run, sample, epoch) once; the rest go to ``account``."""
+    runs: dict[tuple[str, ...], list[_Log]] = {}
+    for log in logs:
+        runs.setdefault(log.run_key, []).append(log)
+    distinct: list[_Log] = []
+    for copies in runs.values():
+        ordered = sorted(copies, key=lambda c: (c.order[0], c.n_samples, str(c.path)),
+                         reverse=True)
+        kept = ordered[0]
+        for copy in ordered[1:]:
+            _compare_copies(kept, copy)
+            account.set_aside.append(SetAside(str(copy.path), "duplicate", str(kept.path),
+                                              copy.n_samples, "same eval id and created"))
+        distinct.append(kept)
+
+    cells: dict[tuple[str, ...], list[_Log]] = {}
+    for log in distinct:
+        cells.setdefault(log.cell_key, []).append(log)
+    frames: list[pl.DataFrame] = []
+    for attempts in cells.values():
+        # each (sample, epoch) from the best attempt holding it: a successful one before an
+        # unfinished one, then the newest (a resumed run re-ran or reused it)
+        ordered = sorted(attempts, key=lambda a: a.order, reverse=True)
+        best = ordered[0]
+        taken: pl.DataFrame | None = None
+        for attempt in ordered:
+            part = attempt.frame
+            if taken is not None:
+                part = part.join(taken, on=["sample_id", "epoch"], how="anti")
+            ids = part.select("sample_id", "epoch").unique()
+            unused = attempt.n_samples - ids.height
+            if part.height or attempt is best:
+                account.counted.append(str(attempt.path))
+                if not part.height:
+                    account.empty.append(str(attempt.path))
+                frames.append(part)
+                if unused:
+                    account.set_aside.append(SetAside(
+                        str(attempt.path), "partly superseded", str(best.path), unused,
+                        "samples a later or successful attempt of the same cell holds"))
+            else:
+                account.set_aside.append(SetAside(
+                    str(attempt.path), "superseded", str(best.path), unused,
+                    f"an earlier {attempt.header.get('status')} attempt of the same cell"))
+            taken = ids if taken is None else pl.concat([taken, ids])
+    return frames
+
+
+def load_results(paths: LogPaths, *, recursive: bool = True,
+                 skip_bad_logs: bool = False) -> Results:
+    """Read every Inspect log under ``paths``, each (cell, sample, epoch) once.
+
+    What counts once (:data:`COUNTING_RULE`): a log copied under a second name is the same
+    run (same eval id and creation time) and is set aside, after checking that both copies
+    agree on every sample (:class:`DuplicateLogError` if not); the attempts of one cell
+    (an interrupted eval and its resumption, a failed eval and its retry: the same task,
+    arguments, model, solver, generation config and eval metadata, as an eval set tells
+    tasks apart) give each sample once, from the newest successful attempt that holds it,
+    else from the newest attempt; an attempt left with nothing to give is superseded. The
+    :class:`LogAccount` says what was set aside, so every output can state it.
+
+    Args:
+        paths: A log file, a directory (searched), or a sequence of either.
+        recursive: Search directories recursively.
+        skip_bad_logs: Skip a log that cannot be read and list it in the account, instead
+            of raising :class:`LogReadError`.
+    """
+    account = LogAccount()
+    logs: list[_Log] = []
+    seen: set[Path] = set()
+    for path in list_logs(paths, recursive=recursive):
+        if path.resolve() in seen:  # the same file named twice is one file, not a copy
+            continue
+        seen.add(path.resolve())
+        try:
+            loaded = _load(path)
+            frame = None if loaded is None else _frame(*loaded, str(path))
+        except LogReadError as exc:
+            if not skip_bad_logs:
+                raise
+            account.set_aside.append(SetAside(str(path), "unreadable", detail=exc.reason))
+            continue
+        if loaded is None or frame is None:
+            account.set_aside.append(SetAside(str(path), "not a log",
+                                              detail="JSON without an Inspect eval header"))
+            continue
+        logs.append(_Log(path, loaded[0], frame))
+    frames = _dedupe(logs, account)
+    kept = [f for f in frames if f.height]
+    frame = pl.concat(kept, how="vertical", rechunk=False) if kept else _empty()
+    account.samples = frame.select("log_file", "sample_id", "epoch").unique().height
+    return Results(frame, account)
 
 
 def _empty() -> pl.DataFrame:
@@ -557,7 +926,8 @@ def read_headers(paths: LogPaths, *, recursive: bool = True) -> pl.DataFrame:
 
 
 def read_results(paths: LogPaths, *, recursive: bool = True) -> pl.DataFrame:
-    """Read every Inspect log under ``paths`` into one tidy frame (see :data:`SCHEMA`).
+    """Read every Inspect log under ``paths`` into one tidy frame (see :data:`SCHEMA`),
+    each (run, sample, epoch) once: :func:`load_results`'s frame, without its account.
 
     Files are read one at a time in this process: a spawn-based process pool was measured
     slower on 100k samples in 20 files (its start-up and pickling cost more than the
@@ -568,8 +938,7 @@ def read_results(paths: LogPaths, *, recursive: bool = True) -> pl.DataFrame:
         paths: A log file, a directory (searched), or a sequence of either.
         recursive: Search directories recursively.
     """
-    kept = [frame for frame in iter_results(paths, recursive=recursive)]
-    return pl.concat(kept, how="vertical", rechunk=False) if kept else _empty()
+    return load_results(paths, recursive=recursive).frame
 
 
 def scan_results(paths: LogPaths, *, recursive: bool = True) -> pl.LazyFrame:

@@ -20,13 +20,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from harness.results import apply_errored_policy, list_logs, read_log, with_unreported_keys
+from harness.atomic import staged_folder
+from harness.results import LogAccount, apply_errored_policy, load_results, with_unreported_keys
 from harness.stats import is_proportion_score, score_mean_ci
 from leaderboards.exports import project_document, rel_path, write_eee, write_json
 from leaderboards.site import write_site
 from leaderboards.tables import Leaderboard, Options, Price, compute
 
-__all__ = ["build", "leaderboard", "load_pricing", "markdown", "read_logs", "to_markdown"]
+__all__ = ["build", "leaderboard", "load_pricing", "markdown", "read_logs",
+           "read_logs_counted", "to_markdown"]
 
 
 def leaderboard(frame: pl.DataFrame, by: tuple[str, ...] = ("task", "model"),
@@ -96,28 +98,33 @@ def to_markdown(table: pl.DataFrame) -> str:
 LogDirs = str | Path | Sequence[str | Path]
 
 
-def read_logs(log_dirs: LogDirs) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
-    """Every log under ``log_dirs`` (each file once), and the logs that held no sample.
+def read_logs(log_dirs: LogDirs, *, skip_bad_logs: bool = False
+              ) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
+    """Every log under ``log_dirs``, each (run, sample, epoch) once, and the logs that held
+    no sample. See :func:`read_logs_counted` for the account of what was set aside."""
+    frame, empty, _ = read_logs_counted(log_dirs, skip_bad_logs=skip_bad_logs)
+    return frame, empty
+
+
+def read_logs_counted(log_dirs: LogDirs, *, skip_bad_logs: bool = False
+                      ) -> tuple[pl.DataFrame, list[dict[str, Any]], LogAccount]:
+    """The board's rows through :func:`harness.results.load_results`, which counts a copied
+    log or a superseded attempt once; its account goes into every output of the board.
 
     A log with no sample (an eval that failed before its first sample, or one still
     starting) contributes no row, so it is returned separately to be listed, not lost.
+
+    Raises:
+        LogReadError: A log cannot be read (unless ``skip_bad_logs``).
+        ValueError: No scored sample in any log.
     """
-    seen: dict[Path, Path] = {}
-    for path in list_logs(log_dirs if isinstance(log_dirs, Sequence)
-                          and not isinstance(log_dirs, str) else [log_dirs]):
-        seen.setdefault(path.resolve(), path)
-    frames, empty = [], []
-    for path in seen.values():
-        frame = read_log(path)
-        if frame is None:
-            continue
-        if frame.height:
-            frames.append(frame)
-        else:
-            empty.append({"log_file": str(path), "status": "no samples"})
-    if not frames:
-        raise ValueError(f"no scored samples in any log under {log_dirs}")
-    return pl.concat(frames, how="vertical", rechunk=False), empty
+    paths = (list(log_dirs) if isinstance(log_dirs, Sequence) and not isinstance(log_dirs, str)
+             else [log_dirs])
+    results = load_results(paths, skip_bad_logs=skip_bad_logs)
+    empty = [{"log_file": path, "status": "no samples"} for path in results.account.empty]
+    if not results.frame.height:
+        raise ValueError(f"no scored samples in any log under {', '.join(map(str, paths))}")
+    return results.frame, empty, results.account
 
 
 def load_pricing(path: str | Path) -> dict[str, Price]:
@@ -186,6 +193,8 @@ def markdown(document: Mapping[str, Any], title: str = "Leaderboard") -> str:
                   "Tool calls/sample and the pooled share of valid calls come from each "
                   "benchmark's `tool_call_validity` score (— where a benchmark has no tools "
                   "or no call was made).", ""]
+    if document.get("counting"):
+        lines += [f"Counting: {document['counting']['line']}.", ""]
     lines += ["## Overall", "",
               "| model | agent | benchmarks | mean win rate | mean normalised |",
               "|---|---|---|---|---|"]
@@ -218,7 +227,8 @@ def markdown(document: Mapping[str, Any], title: str = "Leaderboard") -> str:
 
 
 def build(log_dir: LogDirs, out_dir: str | Path, options: Options | None = None, *,
-          title: str = "Leaderboard", copy_logs: bool = False) -> dict[str, Path]:
+          title: str = "Leaderboard", copy_logs: bool = False,
+          skip_bad_logs: bool = False) -> dict[str, Path]:
     """Read every log under ``log_dir`` (one or several folders/files); write the outputs.
 
     Returns the paths written: ``md`` (leaderboard.md), ``json`` (own schema), ``eee``
@@ -226,32 +236,43 @@ def build(log_dir: LogDirs, out_dir: str | Path, options: Options | None = None,
     beside it), ``entries_csv``, ``pairwise_csv``, ``overall_csv``, ``csv`` (the per
     (task, model) summary) and, with ``copy_logs``, ``logs`` (the copied logs, which the
     site then links to instead of the originals).
+
+    Every output is written into a staging folder first and renamed into ``out_dir`` only
+    when all are complete (:func:`harness.atomic.staged_folder`): a full disk or a kill
+    leaves the previous board, never a plausible partial one. The Markdown and JSON state
+    how the samples were counted (copies and superseded attempts set aside).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    frame, empty = read_logs(log_dir)
+    frame, empty, account = read_logs_counted(log_dir, skip_bad_logs=skip_bad_logs)
     paths: dict[str, Path] = {}
     if copy_logs:
         frame, empty = _copy_logs(frame, empty, out / "logs")
         paths["logs"] = out / "logs"
     board: Leaderboard = compute(frame, options, empty_logs=empty)
     document = project_document(board, out)
-    paths["json"] = write_json(document, out / "leaderboard.json")
-    paths["md"] = out / "leaderboard.md"
-    paths["md"].write_text(markdown(document, title))
-    paths["eee"] = write_eee(board, out / "eee", log_base=out)
-    paths["site"] = write_site(document, out, title=title)
-    paths["entries_csv"] = out / "entries.csv"
-    relative = [";".join(rel_path(p, out) for p in logs) for logs in board.entries["logs"]]
-    board.entries.with_columns(pl.Series("logs", relative, dtype=pl.String())).write_csv(
-        paths["entries_csv"])
-    paths["pairwise_csv"] = out / "pairwise.csv"
-    board.pairwise.write_csv(paths["pairwise_csv"])
-    paths["overall_csv"] = out / "overall.csv"
-    board.overall.write_csv(paths["overall_csv"])
-    paths["csv"] = out / "leaderboard.csv"
-    leaderboard(_headline_rows(frame, board), errored=board.options.errored).write_csv(
-        paths["csv"])
+    document["counting"] = {k: v for k, v in account.as_dict().items() if k != "set_aside"}
+    document["counting"]["line"] = account.line()
+    document["counting"]["set_aside"] = [
+        {**entry, "log_file": rel_path(entry["log_file"], out),
+         "kept": None if entry["kept"] is None else rel_path(entry["kept"], out)}
+        for entry in account.as_dict()["set_aside"]]
+    with staged_folder(out) as stage:
+        write_json(document, stage / "leaderboard.json")
+        (stage / "leaderboard.md").write_text(markdown(document, title))
+        write_eee(board, stage / "eee", log_base=out)
+        write_site(document, stage, title=title)
+        relative = [";".join(rel_path(p, out) for p in logs) for logs in board.entries["logs"]]
+        board.entries.with_columns(pl.Series("logs", relative, dtype=pl.String())).write_csv(
+            stage / "entries.csv")
+        board.pairwise.write_csv(stage / "pairwise.csv")
+        board.overall.write_csv(stage / "overall.csv")
+        leaderboard(_headline_rows(frame, board), errored=board.options.errored).write_csv(
+            stage / "leaderboard.csv")
+    paths.update({"json": out / "leaderboard.json", "md": out / "leaderboard.md",
+                  "eee": out / "eee", "site": out / "index.html",
+                  "entries_csv": out / "entries.csv", "pairwise_csv": out / "pairwise.csv",
+                  "overall_csv": out / "overall.csv", "csv": out / "leaderboard.csv"})
     return paths
 
 

@@ -288,4 +288,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from harness.errors import guarded
+
+    raise SystemExit(guarded(main))

@@ -389,5 +389,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from harness.errors import guarded
+
+    raise SystemExit(guarded(main))
 

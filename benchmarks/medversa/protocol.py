@@ -567,4 +567,6 @@ def _write_lifelong(out: Any, stem: str, settings: dict[str, Any],
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from harness.errors import guarded
+
+    raise SystemExit(guarded(main))

@@ -10,10 +10,11 @@ downloaded, through ``datasets``), or from the offline pack (:mod:`.pack`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from environments.datafiles import DataFileError, check_unique_ids, read_records
 
 CLASSIFICATIONS = (
     "use_better_algorithm", "use_better_data_structure_and_layout", "use_lower_level_system",
@@ -123,11 +124,16 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
 
         return pl.read_parquet(path).to_dicts()
     if path.suffix in (".jsonl", ".json"):
-        text = path.read_text()
-        if path.suffix == ".json" and text.lstrip().startswith("["):
-            return list(json.loads(text))
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-    raise ValueError(f"unsupported dataset file {path}: use .parquet or .jsonl")
+        # a .json of JSON lines is read as lines (hub exports do this): by its first byte
+        text_start = path.read_bytes()[:4096].lstrip() if path.is_file() else b""
+        numbered = read_records(path, json_lines=path.suffix == ".jsonl"
+                                or not text_start.startswith(b"["))
+        for index, (line, row) in enumerate(numbered):
+            if not isinstance(row, dict):
+                raise DataFileError(path, f"record {index} is a {type(row).__name__}, "
+                                          "expected a JSON object", line)
+        return [row for _, row in numbered]
+    raise DataFileError(path, "unsupported dataset file: use .parquet, .jsonl or .json")
 
 
 def load_records(source: str | Path, config: str = "default",
@@ -140,7 +146,9 @@ def load_records(source: str | Path, config: str = "default",
 
         return [normalize(r) for r in pack_records()]
     if Path(source).exists():
-        return [normalize(r) for r in read_rows(source)]
+        records = [normalize(r) for r in read_rows(source)]
+        check_unique_ids(source, records, lambda r: r.task_id, what="record")
+        return records
     if "/" in str(source) and not str(source).startswith((".", "/")):
         try:
             import datasets

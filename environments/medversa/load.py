@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from environments.datafiles import DataFileError, check_unique_ids, read_records
 from environments.medversa.schema import (
     EditCase,
     Format,
@@ -42,16 +43,30 @@ def resolve(source: str | os.PathLike[str]) -> Path:
     return Path(text)
 
 
-def read_raw(source: str | os.PathLike[str]) -> list[Any]:
-    """The JSON array (or JSON-lines rows) of a file, unvalidated."""
+def _record_id(row: Any) -> Any:
+    return row.get("id") if isinstance(row, dict) else None
+
+
+def read_numbered(source: str | os.PathLike[str]) -> list[tuple[int | None, Any]]:
+    """``(line, row)`` of a file (lines for JSON lines, None in an array), unvalidated.
+
+    Raises:
+        DataFileError: The file is missing, a folder, empty, not UTF-8 or not valid JSON
+            (with the line), or two records share an id (both named).
+    """
     path = resolve(source)
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".jsonl":
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-    data = json.loads(text)
-    if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a JSON array of records")
-    return data
+    numbered = read_records(path)
+    rows = [row for _, row in numbered]
+    lines = [line for line, _ in numbered]
+    check_unique_ids(path, rows, _record_id,
+                     numbers=None if path.suffix != ".jsonl" else [n or 0 for n in lines])
+    return numbered
+
+
+def read_raw(source: str | os.PathLike[str]) -> list[Any]:
+    """The JSON array (or JSON-lines rows) of a file, unvalidated (see :func:`read_numbered`
+    for the errors it raises)."""
+    return [row for _, row in read_numbered(source)]
 
 
 def load_records(source: str | os.PathLike[str], fmt: Format | None = None) -> list[dict[str, Any]]:
@@ -86,14 +101,23 @@ def summarize(source: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI entry: print the summary; exit 1 when any record is malformed."""
+    """CLI entry: print the summary; exit 1 when any record is malformed, 2 (one line on
+    stderr naming the file and line) when the file itself cannot be used."""
     args = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in args
-    paths = [a for a in args if a != "--json"]
+    debug = "--debug" in args
+    paths = [a for a in args if a not in ("--json", "--debug")]
     if len(paths) != 1:
-        print("usage: python -m environments.medversa.load PATH [--json]", file=sys.stderr)
+        print("usage: python -m environments.medversa.load PATH [--json] [--debug]",
+              file=sys.stderr)
         return 2
-    summary = summarize(paths[0])
+    try:
+        summary = summarize(paths[0])
+    except (DataFileError, FileNotFoundError) as exc:
+        if debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     out = {k: summary[k] for k in ("records", "subjects", "errors")}
     if as_json:
         print(json.dumps(out))

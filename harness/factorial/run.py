@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 # the built-in stacks register themselves (``inspect``, ``lm-eval``) on import
+from harness.atomic import write_text
 from harness.factorial import inspect_stack as _inspect_stack  # noqa: F401
 from harness.factorial import lmeval_stack as _lmeval_stack  # noqa: F401
 from harness.factorial.cells import build_task, load_task
@@ -79,6 +80,37 @@ def _check_stacks(study: Study, cells: Sequence[Cell]) -> None:
             f"{study.source or study.name}: unknown stack {', '.join(map(repr, unknown))}; "
             f"registered: {', '.join(stack_names()) or 'none'}"
         )
+
+
+def check_parts(study: Study) -> None:
+    """Every intervention and solver a level names resolves now, so ``--dry-run`` fails
+    where the run would (an unknown name used to pass the plan and fail mid-run, without
+    the file or line). Tasks are loaded by :func:`plan` (to count samples) and by the run.
+
+    Raises:
+        StudyError: ``file:line: factors[i].levels[j]: <why>``, one line per problem.
+    """
+    from harness.factorial.cells import ensure_registry, resolve_solver
+    from harness.factorial.interventions import get_intervention
+    from harness.factorial.study import study_location
+
+    ensure_registry()
+    problems: list[str] = []
+    for i, factor in enumerate(study.factors):
+        for j, level in enumerate(factor.levels):
+            value = level.value
+            try:
+                if factor.binds_to == "intervention":
+                    name = value.get("name", "none") if isinstance(value, dict) else value
+                    get_intervention("none" if name is None else str(name))
+                elif factor.binds_to == "solver" and value is not None:
+                    resolve_solver(value)
+            except Exception as exc:  # the registry's own message names what is known
+                problems.append(study_location(study, ("factors", i, "levels", j),
+                                               f"{factor.binds_to} level {level.label!r}: "
+                                               f"{exc}"))
+    if problems:
+        raise StudyError("\n".join(problems))
 
 
 # --------------------------------------------------------------------------- planning
@@ -176,6 +208,7 @@ def plan(study: Study, log_dir: str | Path | None = None) -> Plan:
     directory = Path(log_dir) if log_dir is not None else default_log_dir(study)
     study_cells = study.cells()
     _check_stacks(study, study_cells)
+    check_parts(study)
     observed = _rates_from_logs(directory)
     done = cell_status(directory)
     sizes: dict[str, int] = {}
@@ -337,6 +370,7 @@ def run_study(
     directory = Path(log_dir) if log_dir is not None else default_log_dir(study)
     cells = study.cells()
     _check_stacks(study, cells)
+    check_parts(study)
     if executor not in ("local", "ray"):
         raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
     summary = RunSummary(study=study.name, log_dir=str(directory), executor=executor,
@@ -352,7 +386,7 @@ def run_study(
     copy = directory / STUDY_COPY
     source = Path(study_path).read_text()
     if not copy.exists() or copy.read_text() != source:
-        copy.write_text(source)
+        write_text(copy, source)  # atomically: a kill never leaves half a study file
     before = _log_files(directory)
     status = cell_status(directory)
     todo = [c for c in cells if status.get(c.id) != "success"]

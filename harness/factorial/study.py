@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from harness.errors import UserInputError
 from harness.factorial import design as _design
 from harness.yaml_source import parse_mapping
 
@@ -66,7 +67,7 @@ STUDY_COPY = "study.yaml"
 report finds the study's analysis options and causal graph next to its logs)."""
 
 
-class StudyError(ValueError):
+class StudyError(UserInputError):
     """A study file is malformed; the message names the file, line and field path."""
 
 
@@ -355,6 +356,16 @@ def _semantic_errors(study: Study) -> list[tuple[tuple[Any, ...], str]]:
                 if not isinstance(level.value, str) or "/" not in level.value:
                     errors.append((("factors", i, "levels", j),
                                    f"a model level is 'provider/name', got {level.value!r}"))
+        values = [json.dumps(level.value, sort_keys=True, default=str)
+                  for level in factor.levels]
+        for j, value in enumerate(values):
+            if values.index(value) != j:
+                first = factor.levels[values.index(value)].label
+                errors.append((("factors", i, "levels", j),
+                               f"factor {factor.name!r}: levels {first!r} and "
+                               f"{factor.levels[j].label!r} bind the same value {value}; "
+                               "the cells would differ only in their labels"))
+                break
     if study.headline_factor is not None and study.headline_factor not in names:
         errors.append((("headline_factor",),
                        f"headline_factor {study.headline_factor!r} is not a factor "
@@ -397,6 +408,18 @@ def parse_study(text: str, source: str = "<study>") -> Study:
     except ValueError as exc:
         raise StudyError(doc.message(("design",), str(exc))) from None
     return study
+
+
+def study_location(study: Study, loc: tuple[Any, ...], text: str) -> str:
+    """``file:line: field: text`` for a problem found after loading (a level that names an
+    unknown intervention or solver), with the line read again from the study's file."""
+    source = study.source or "<study>"
+    try:
+        doc = parse_mapping(Path(source).read_text(), source, "<study>",
+                            "a study is a YAML mapping", StudyError)
+    except (OSError, StudyError):
+        return f"{source}: {text}"
+    return doc.message(loc, text)
 
 
 def load_study(path: str | Path) -> Study:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import errno
 import json
 import signal
+import sys
 import threading
 import time
 import uuid
@@ -52,11 +53,105 @@ class ServeError(RuntimeError):
 
 @dataclass
 class RequestError(Exception):
-    """An OpenAI-shaped error response."""
+    """An OpenAI-shaped error response (``param`` names the offending parameter)."""
 
     status: int
     message: str
-    code: str = "invalid_request_error"
+    code: str | None = None
+    param: str | None = None
+
+    def payload(self) -> dict[str, Any]:
+        kind = "invalid_request_error" if self.status < 500 else "server_error"
+        return {"error": {"message": self.message, "type": kind, "param": self.param,
+                          "code": self.code}}
+
+
+MAX_BODY_BYTES = 32 * 1024 * 1024
+"""The largest request body read (a 32k-token conversation is well under 1 MB)."""
+_ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+def _bad(param: str, message: str) -> RequestError:
+    return RequestError(400, f"{param}: {message}", "invalid_value", param)
+
+
+def _number(body: dict[str, Any], name: str) -> float | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _bad(name, f"must be a number, got {value!r}")
+    return float(value)
+
+
+def validate_request(body: Any) -> dict[str, Any]:
+    """The request body checked as OpenAI checks it; the first problem is a 400 naming
+    the parameter (never a 500 from deeper down, never a value llama.cpp reads otherwise:
+    ``max_tokens: -5`` meant "until the window is full")."""
+    if not isinstance(body, dict):
+        raise RequestError(400, f"the request body must be a JSON object, got "
+                           f"{type(body).__name__}", "invalid_type", None)
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise _bad("messages", "must be a non-empty list")
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise _bad(f"messages[{i}]", "must be an object")
+        if message.get("role") not in _ROLES:
+            raise _bad(f"messages[{i}].role", f"must be one of {', '.join(_ROLES)}, "
+                                               f"got {message.get('role')!r}")
+        content = message.get("content")
+        if content is not None and not isinstance(content, str | list):
+            raise _bad(f"messages[{i}].content", "must be a string, a list of parts or null")
+        calls = message.get("tool_calls")
+        if calls is not None and not isinstance(calls, list):
+            raise _bad(f"messages[{i}].tool_calls", "must be a list")
+    tools = body.get("tools")
+    if tools is not None:
+        if not isinstance(tools, list):
+            raise _bad("tools", "must be a list")
+        for i, tool in enumerate(tools):
+            function = tool.get("function") if isinstance(tool, dict) else None
+            if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+                raise _bad(f"tools[{i}]", "must be {\"type\": \"function\", "
+                                          "\"function\": {\"name\": ...}}")
+    for name in ("max_tokens", "max_completion_tokens"):
+        value = body.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or value < 1):
+            raise _bad(name, f"must be a positive integer, got {value!r}")
+    temperature = _number(body, "temperature")
+    if temperature is not None and not 0.0 <= temperature <= 2.0:
+        raise _bad("temperature", f"must be in [0, 2], got {body['temperature']!r}")
+    top_p = _number(body, "top_p")
+    if top_p is not None and not 0.0 < top_p <= 1.0:
+        raise _bad("top_p", f"must be in (0, 1], got {body['top_p']!r}")
+    for name in ("frequency_penalty", "presence_penalty"):
+        penalty = _number(body, name)
+        if penalty is not None and not -2.0 <= penalty <= 2.0:
+            raise _bad(name, f"must be in [-2, 2], got {body[name]!r}")
+    top_k = body.get("top_k")
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int)
+                              or top_k < 0):
+        raise _bad("top_k", f"must be a non-negative integer, got {top_k!r}")
+    n = body.get("n")
+    if n is not None and n != 1:
+        raise _bad("n", f"only n = 1 is supported, got {n!r}")
+    seed = body.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise _bad("seed", f"must be an integer, got {seed!r}")
+    stop = body.get("stop")
+    if stop is not None and not isinstance(stop, str) and not (
+            isinstance(stop, list) and all(isinstance(x, str) for x in stop)):
+        raise _bad("stop", "must be a string or a list of strings")
+    if body.get("stream") is not None and not isinstance(body.get("stream"), bool):
+        raise _bad("stream", f"must be true or false, got {body.get('stream')!r}")
+    choice = body.get("tool_choice")
+    if choice is not None and not (choice in ("auto", "none", "required")
+                                   or isinstance(choice, dict)):
+        raise _bad("tool_choice", f"must be auto, none, required or a named function, "
+                                  f"got {choice!r}")
+    return body
 
 
 def _tool_choice(choice: Any, tools: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
@@ -71,9 +166,9 @@ def _tool_choice(choice: Any, tools: list[dict[str, Any]]) -> tuple[str, list[di
         name = choice.get("function", {}).get("name")
         forced = [t for t in tools if t.get("function", {}).get("name") == name]
         if not forced:
-            raise RequestError(400, f"tool_choice names {name!r}, which is not in tools")
+            raise _bad("tool_choice", f"names {name!r}, which is not in tools")
         return "named", forced
-    raise RequestError(400, f"unsupported tool_choice {choice!r}")
+    raise _bad("tool_choice", f"unsupported value {choice!r}")
 
 
 def _wire_call(call: Any) -> dict[str, Any]:
@@ -87,8 +182,7 @@ def _wire_call(call: Any) -> dict[str, Any]:
 def chat_completion(engine: ChatEngine, model: str, body: dict[str, Any],
                     defaults: dict[str, float] | None = None) -> dict[str, Any]:
     """One ``/v1/chat/completions`` response body for a request ``body``."""
-    if not isinstance(body.get("messages"), list) or not body["messages"]:
-        raise RequestError(400, "'messages' must be a non-empty list")
+    validate_request(body)
     tools: list[dict[str, Any]] = body.get("tools") or []
     choice, forced = _tool_choice(body.get("tool_choice"), tools)
     messages = wire_messages(body["messages"])
@@ -103,7 +197,7 @@ def chat_completion(engine: ChatEngine, model: str, body: dict[str, Any],
             presence_penalty=body.get("presence_penalty"),
         )
     except ValueError as exc:
-        raise RequestError(400, f"bad sampling parameters: {exc}") from exc
+        raise RequestError(400, f"bad sampling parameters: {exc}", "invalid_value") from exc
     sampling = llama_kwargs(config, defaults)
     sampling["seed"] = call_seed(engine.prompt(messages, described), config.seed)
     done = engine.complete(messages, described, forced, sampling)
@@ -146,26 +240,84 @@ def _stream_chunks(response: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def make_handler(engine: ChatEngine, model: str,
-                 defaults: dict[str, float] | None = None) -> type[BaseHTTPRequestHandler]:
+class Admission:
+    """A bounded count of requests inside the server (queued for the engine or running).
+
+    Why: generation is serial (one engine), so a burst of clients queues; past
+    ``max_pending`` a request is answered at once with 503 and ``Retry-After`` instead of
+    waiting without bound, and the listen backlog (:data:`LISTEN_BACKLOG`) keeps the
+    kernel from resetting connections while the server accepts them.
+    """
+
+    def __init__(self, max_pending: int) -> None:
+        self.max_pending = max_pending
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def enter(self) -> bool:
+        with self._lock:
+            if self._count >= self.max_pending:
+                return False
+            self._count += 1
+            return True
+
+    def leave(self) -> None:
+        with self._lock:
+            self._count -= 1
+
+
+MAX_PENDING = 64
+"""Requests admitted at once by default: Inspect's default connection count for an
+OpenAI-compatible provider is 10 per model, so several evals fit before any is refused."""
+LISTEN_BACKLOG = 128
+"""The socket's accept queue (the standard library's 5 reset a burst of 20 clients)."""
+IDLE_TIMEOUT_S = 120.0
+"""A connection that sends nothing for this long is closed (keep-alive clients reconnect)."""
+RETRY_AFTER_S = 2
+
+
+def _disconnected(exc: BaseException) -> bool:
+    return isinstance(exc, BrokenPipeError | ConnectionResetError | ConnectionAbortedError
+                      | TimeoutError)
+
+
+def make_handler(engine: ChatEngine, model: str, defaults: dict[str, float] | None = None,
+                 admission: Admission | None = None) -> type[BaseHTTPRequestHandler]:
     """A request handler class bound to one engine (and the model's sampling defaults).
 
     Generation runs on the engine's own worker thread, never on the request's thread (see
     :attr:`ChatEngine.worker`)."""
+    gate = admission or Admission(MAX_PENDING)
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        timeout = IDLE_TIMEOUT_S  # socket timeout: an idle keep-alive connection is closed
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet by default
             return
 
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
+        def _send(self, status: int, payload: dict[str, Any],
+                  headers: dict[str, str] | None = None) -> None:
             data = json.dumps(payload).encode("utf-8")
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError as exc:
+                self._gone(exc)
+
+        def _gone(self, exc: BaseException) -> None:
+            """A client that went away costs one log line, not a traceback."""
+            self.close_connection = True
+            print(f"serve: client {self.client_address[0]}:{self.client_address[1]} "
+                  f"disconnected ({type(exc).__name__})", file=sys.stderr, flush=True)
+
+        def _error(self, err: RequestError, headers: dict[str, str] | None = None) -> None:
+            self._send(err.status, err.payload(), headers)
 
         def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
             if self.path.rstrip("/") in ("/health", "/v1/health"):
@@ -174,47 +326,105 @@ def make_handler(engine: ChatEngine, model: str,
                 self._send(200, {"object": "list", "data": [
                     {"id": model, "object": "model", "owned_by": SERVICE}]})
             else:
-                self._send(404, {"error": {"message": f"no route {self.path}",
-                                           "type": "invalid_request_error"}})
+                self._error(RequestError(404, f"no route {self.path}", "not_found"))
+
+        def _body(self) -> Any:
+            """The request's JSON body, or a 400/411/413 naming what is wrong with it."""
+            raw_length = self.headers.get("Content-Length")
+            if raw_length is None:
+                raise RequestError(411, "a Content-Length header is required",
+                                   "length_required")
+            try:
+                length = int(raw_length)
+            except ValueError:
+                raise RequestError(400, f"Content-Length must be an integer, got "
+                                   f"{raw_length!r}", "invalid_header") from None
+            if length < 0:
+                raise RequestError(400, f"Content-Length must be >= 0, got {length}",
+                                   "invalid_header")
+            if length > MAX_BODY_BYTES:
+                self.close_connection = True
+                raise RequestError(413, f"request body of {length} bytes exceeds "
+                                   f"{MAX_BODY_BYTES}", "request_too_large")
+            raw = self.rfile.read(length)
+            if len(raw) < length:
+                self.close_connection = True
+                raise RequestError(400, f"request body ended after {len(raw)} of {length} "
+                                   "bytes", "incomplete_body")
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise RequestError(400, f"request body is not UTF-8 (byte {exc.start})",
+                                   "invalid_encoding") from None
+            try:
+                return json.loads(text or "{}")
+            except json.JSONDecodeError as exc:
+                raise RequestError(400, f"request body is not JSON: {exc}",
+                                   "invalid_json") from None
 
         def do_POST(self) -> None:  # noqa: N802
             if self.path.rstrip("/") != "/v1/chat/completions":
-                self._send(404, {"error": {"message": f"no route {self.path}",
-                                           "type": "invalid_request_error"}})
+                self._error(RequestError(404, f"no route {self.path}", "not_found"))
                 return
             try:
-                length = int(self.headers.get("Content-Length") or 0)
-                try:
-                    body = json.loads(self.rfile.read(length) or b"{}")
-                except json.JSONDecodeError as exc:
-                    raise RequestError(400, f"request body is not JSON: {exc}") from exc
+                body = validate_request(self._body())
+            except RequestError as err:
+                self._error(err)
+                return
+            except OSError as exc:  # the client went away while sending
+                self._gone(exc)
+                return
+            if not gate.enter():
+                self._error(RequestError(503, f"{gate.max_pending} requests are already "
+                                         "waiting for the model; retry later",
+                                         "server_busy"),
+                            {"Retry-After": str(RETRY_AFTER_S)})
+                return
+            try:
                 response = engine.worker.submit(chat_completion, engine, model, body,
                                                 defaults).result()
             except RequestError as err:
-                self._send(err.status, {"error": {"message": err.message,
-                                                  "type": "invalid_request_error",
-                                                  "code": err.code}})
+                self._error(err)
                 return
             except Exception as err:  # a bug or a llama failure: a 500, the server lives on
-                self._send(500, {"error": {"message": f"{type(err).__name__}: {err}",
-                                           "type": "server_error"}})
+                self._error(RequestError(500, f"{type(err).__name__}: {err}"))
                 return
+            finally:
+                gate.leave()
             if body.get("stream"):
                 self._stream(response)
             else:
                 self._send(200, response)
 
         def _stream(self, response: dict[str, Any]) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            for chunk in _stream_chunks(response):
-                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-            self.wfile.write(b"data: [DONE]\n\n")
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                for chunk in _stream_chunks(response):
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+            except OSError as exc:
+                self._gone(exc)
             self.close_connection = True
 
     return Handler
+
+
+class _Server(ThreadingHTTPServer):
+    """``ThreadingHTTPServer`` with a deep accept queue and one-line connection errors."""
+
+    request_queue_size = LISTEN_BACKLOG
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if exc is not None and _disconnected(exc):
+            print(f"serve: client {client_address[0]}:{client_address[1]} disconnected "
+                  f"({type(exc).__name__})", file=sys.stderr, flush=True)
+            return
+        super().handle_error(request, client_address)
 
 
 def check_port(host: str, port: int) -> None:
@@ -234,11 +444,16 @@ def check_port(host: str, port: int) -> None:
 
 
 def bind(engine: ChatEngine, model: str, host: str = "127.0.0.1", port: int = 0,
-         defaults: dict[str, float] | None = None) -> ThreadingHTTPServer:
+         defaults: dict[str, float] | None = None,
+         max_pending: int = MAX_PENDING) -> ThreadingHTTPServer:
     """A bound (not yet serving) server; port 0 picks a free one. A port in use is a
-    :class:`ServeError` that says so, never a hang."""
+    :class:`ServeError` that says so, never a hang. ``max_pending`` requests are admitted
+    at once; more are answered 503 with ``Retry-After`` (:class:`Admission`)."""
+    if max_pending < 1:
+        raise ServeError(f"max_pending must be >= 1, got {max_pending}")
     try:
-        server = ThreadingHTTPServer((host, port), make_handler(engine, model, defaults))
+        server = _Server((host, port), make_handler(engine, model, defaults,
+                                                    Admission(max_pending)))
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise ServeError(f"port {port} is in use on {host}: pass another --port (or 0 for "

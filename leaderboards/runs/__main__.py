@@ -32,8 +32,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 
 @dataclass(frozen=True)
 class Run:
@@ -121,8 +119,8 @@ def done(folder: Path) -> bool:
     return bool(headers.height) and "success" in headers["status"].to_list()
 
 
-def build_board(spec: dict[str, Any], out: Path,
-                log_root: Path | None = None) -> dict[str, Path]:
+def build_board(spec: dict[str, Any], out: Path, log_root: Path | None = None,
+                skip_bad_logs: bool = False) -> dict[str, Path]:
     """The leaderboard of a run file's logs, with its ``board:`` options."""
     from leaderboards.build import build
     from leaderboards.tables import Options, parse_reference
@@ -137,7 +135,8 @@ def build_board(spec: dict[str, Any], out: Path,
         else defaults.floor,
     )
     root = log_root or Path(spec.get("log_root", "logs"))
-    return build([root], out, options, title=str(board.get("title", "Leaderboard")))
+    return build([root], out, options, title=str(board.get("title", "Leaderboard")),
+                 skip_bad_logs=skip_bad_logs)
 
 
 def run_all(runs: list[Run], journal: Path, dry_run: bool = False,
@@ -172,6 +171,20 @@ def run_all(runs: list[Run], journal: Path, dry_run: bool = False,
     return outcomes
 
 
+def read_run_file(path: Path) -> dict[str, Any]:
+    """A run file, with the checks every YAML input of the suite gets (a key stated twice,
+    nested aliases): errors are one line naming the file and line."""
+    from harness.errors import UserInputError
+    from harness.yaml_source import parse_mapping
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserInputError(f"{path}: cannot read the run file ({exc.strerror})") from None
+    return parse_mapping(text, str(path), "<run file>", "a run file is a YAML mapping",
+                         UserInputError).data
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file", type=Path)
@@ -179,10 +192,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="Only runs of this name or id (repeatable).")
     parser.add_argument("--dry-run", action="store_true", help="Print the commands only.")
     parser.add_argument("--build", type=Path, help="Build the board into this folder.")
+    parser.add_argument("--skip-bad-logs", action="store_true",
+                        help="With --build: skip a log that cannot be read (counted in the "
+                             "board's header) instead of refusing the build.")
+    parser.add_argument("--debug", action="store_true",
+                        help="Show tracebacks of user errors.")
     args = parser.parse_args(argv)
-    spec = yaml.safe_load(args.file.read_text())
+    spec = read_run_file(args.file)
     if args.build:
-        for kind, path in build_board(spec, args.build).items():
+        for kind, path in build_board(spec, args.build,
+                                      skip_bad_logs=args.skip_bad_logs).items():
             print(f"{kind}: {path}")
         return 0
     runs = [r for r in expand(spec) if not args.only or r.name in args.only
@@ -193,4 +212,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from harness.errors import guarded
+
+    sys.exit(guarded(main))

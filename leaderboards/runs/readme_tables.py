@@ -131,4 +131,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from harness.errors import guarded
+
+    sys.exit(guarded(lambda: main(sys.argv[1:])))

@@ -120,4 +120,6 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from harness.errors import guarded
+
+    guarded(main)

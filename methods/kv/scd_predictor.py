@@ -372,4 +372,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from harness.errors import guarded
+
+    guarded(main)

@@ -392,4 +392,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from harness.errors import guarded
+
+    sys.exit(guarded(main))

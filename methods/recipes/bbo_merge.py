@@ -422,4 +422,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 if __name__ == "__main__":
     import sys
 
-    sys.exit(main())
+    from harness.errors import guarded
+
+    sys.exit(guarded(main))

@@ -164,4 +164,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from harness.errors import guarded
+
+    sys.exit(guarded(main))

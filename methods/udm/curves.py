@@ -127,4 +127,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from harness.errors import guarded
+
+    raise SystemExit(guarded(main))

@@ -302,9 +302,18 @@ def test_directory_search_skips_non_logs(logs: dict[str, Path], tmp_path: Path) 
     assert names == ["a.eval", "b.json", "notes.json"]
     assert [p.name for p in list_logs(tmp_path, recursive=False)] == ["a.eval", "notes.json"]
     assert read_log(tmp_path / "notes.json") is None
-    df = read_results(tmp_path)
-    assert df["log_file"].n_unique() == 2 and df.height == 2 * N_SAMPLES * EPOCHS * len(KEYS)
+    # the two logs are two complete runs of one cell (same task, args, model, metadata):
+    # each sample counts once, from the newer run, and the older is set aside as superseded
+    from harness.results import load_results
+
+    results = load_results(tmp_path)
+    df = results.frame
+    assert df["log_file"].unique().to_list() == [str(tmp_path / "nested" / "b.json")]
+    assert df.height == N_SAMPLES * EPOCHS * len(KEYS)
+    assert sorted((Path(a.log_file).name, a.why) for a in results.account.set_aside) == [
+        ("a.eval", "superseded"), ("notes.json", "not a log")]
     assert read_results([tmp_path / "a.eval", tmp_path / "nested"]).height == df.height
+    assert read_results(tmp_path / "a.eval").height == df.height
 
 
 def test_empty_and_missing(tmp_path: Path) -> None:

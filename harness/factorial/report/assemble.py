@@ -35,7 +35,7 @@ from harness.factorial.report.sections import (
     run_analysis,
 )
 from harness.factorial.study import STUDY_COPY, Study, load_study
-from harness.results import apply_errored_policy
+from harness.results import apply_errored_policy, load_results
 
 
 def resolve_score_key(frame: pl.DataFrame, score_key: str | None,
@@ -115,10 +115,21 @@ def report_data(
     item_mode = options.get("item_mode")
     anova_type = options.get("anova_type", 2)
     headline = options.get("headline_factor")
+    counting: dict[str, Any] | None = None
     if isinstance(source, pl.DataFrame) and "cell_id" in source.columns:
         frame = source if study is None else source.filter(pl.col("study") == study)
-    else:
+    elif isinstance(source, pl.DataFrame):
         frame = study_frame(source, study=study)
+    else:  # read here, so the report can say how the logs were counted
+        results = load_results(source)
+        frame = study_frame(results.frame, study=study)
+        counting = {"line": results.account.line(),
+                    **{k: v for k, v in results.account.as_dict().items()
+                       if k not in ("set_aside",)},
+                    "set_aside": [{"log_file": _relative(a.log_file, source), "why": a.why,
+                                   "kept": a.kept and _relative(a.kept, source),
+                                   "samples": a.samples}
+                                  for a in results.account.set_aside]}
     names = list(factors) if factors is not None else study_factors(frame)
     if not names:
         raise ValueError("no factors: the logs carry no eval metadata 'factors' "
@@ -175,6 +186,7 @@ def report_data(
             # per score key and would otherwise count several times
             "n_rows_without_factors": frame.filter(~in_study)
             .select("log_file", "sample_id", "epoch").unique().height,
+            **({"counting": counting} if counting is not None else {}),
         },
         "provenance": provenance(scored, line),
         "design": design,
@@ -186,6 +198,21 @@ def report_data(
         "attribution": clean(attribution_section(analysis, cells, spec)),
         "identification": _identification(study_file, names),
     }
+
+
+def _relative(path: str, source: Source) -> str:
+    """A log path relative to the log folder it was found in (stable across machines)."""
+    if isinstance(source, pl.DataFrame):
+        return Path(path).name
+    roots: list[str | Path] = [source] if isinstance(source, str | Path) else list(source)
+    for root in roots:
+        base = Path(root)
+        if base.is_dir():
+            try:
+                return Path(path).resolve().relative_to(base.resolve()).as_posix()
+            except ValueError:
+                continue
+    return Path(path).name
 
 
 def _lower_is_better(frame: pl.DataFrame, key: str | None) -> bool:

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Unpack
 
+from harness.atomic import staged_folder
 from harness.factorial.report.assemble import report_data
 from harness.factorial.report.frame import Source
 from harness.factorial.report.options import ReportOptions
@@ -40,12 +41,15 @@ def build_report(
     """
     out = Path(out_dir)
     data = report_data(source, out_dir=out, **options)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {"json": out / "report.json", "markdown": out / "report.md",
-             "html": out / "report.html"}
-    paths["json"].write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     tables = report_tables(data)
-    paths["markdown"].write_text(render_markdown(data, tables))
-    paths["html"].write_text(render_html(data, tables, report_plots(data)))
-    return paths
+    texts = {"json": json.dumps(data, indent=2, ensure_ascii=False) + "\n",
+             "markdown": render_markdown(data, tables),
+             "html": render_html(data, tables, report_plots(data))}
+    names = {"json": "report.json", "markdown": "report.md", "html": "report.html"}
+    # all three rendered first, then written beside and renamed over the old ones
+    # (harness.atomic): a full disk or a kill leaves the previous report, never half of one
+    with staged_folder(out) as stage:
+        for kind, text in texts.items():
+            (stage / names[kind]).write_text(text, encoding="utf-8")
+    return {kind: out / name for kind, name in names.items()}
 

@@ -170,6 +170,12 @@ def _binary(data: Mapping[str, Any]) -> bool:
     return any("Scores are 0/1" in n for n in data.get("notes") or [])
 
 
+def _counting_note(data: Mapping[str, Any]) -> str:
+    """How the logs were counted (copies and superseded attempts set aside), if known."""
+    counting = (data.get("data") or {}).get("counting")
+    return f" Logs: {counting['line']}." if counting else ""
+
+
 def report_tables(data: Mapping[str, Any]) -> list[Table]:
     """Every table of the report, in reading order (the Markdown and HTML share them)."""
     factors: list[str] = data["response"]["factors"]
@@ -186,7 +192,8 @@ def report_tables(data: Mapping[str, Any]) -> list[Table]:
               [[c["cell"], *[c["levels"][f] for f in factors], c["n_items"], c["n_epochs"],
                 c["n_samples"], c["n_scored"], c["errors"], c["n_logs"], c["status"]]
                for c in design["cells"]],
-              note=f"{design['n_cells']} of {design['n_possible_cells']} possible cells run."),
+              note=f"{design['n_cells']} of {design['n_possible_cells']} possible cells run."
+              + _counting_note(data)),
         Table("cell_results", "Cell results",
               [*factors, "mean", "CI lower", "CI upper", "n", "items", "errors"],
               [[*[c["levels"][f] for f in factors], c["mean"], c["ci_lower"], c["ci_upper"],

@@ -180,8 +180,8 @@ def _cli_on_tiny(tiny: WhiteBoxRunner, tmp_path: Path,
     import harness.models.whitebox as whitebox
 
     real = Path(__file__).resolve().parents[3] / "../shared/reference-data/medversa/test.json"
-    if not real.is_file():
-        pytest.fail(f"the reference data is missing: {real}")
+    if not real.is_file():  # a user's clone has no shared/ beside it: say so, do not fail
+        pytest.skip(f"the MedVersa reference data is not beside this clone: {real}")
     monkeypatch.setattr(whitebox, "ensure_hf_copy", lambda: tmp_path)
     monkeypatch.setattr(whitebox.WhiteBoxLM, "load", staticmethod(
         lambda folder: SimpleNamespace(model=tiny.model, tokenizer=tiny.tokenizer)))
