@@ -211,8 +211,12 @@ def study_analyze(
     item_mode: Annotated[str | None, typer.Option(help="fixed, cluster or random.")] = None,
     anova_type: Annotated[int, typer.Option(help="ANOVA type (2 or 3).")] = 2,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    skip_bad_logs: Annotated[bool, typer.Option(
+        "--skip-bad-logs", help="Skip a log that cannot be read (counted) instead of "
+                                "refusing the analysis.")] = False,
 ) -> None:
-    """ANOVA / GLM / mixed-model analysis of a study's logs or of any CSV."""
+    """ANOVA / GLM / mixed-model analysis of a study's logs or of any CSV. Each (cell,
+    sample, epoch) counts once; the output says what was set aside."""
     from harness.factorial.analysis import analyze, analyze_csv
 
     if family not in ("gaussian", "binomial"):
@@ -228,9 +232,12 @@ def study_analyze(
                              family=fam, order=order, item_mode=mode, anova_type=anova_type)
     elif log_dir is not None:
         from harness.factorial.report import study_factors, study_frame
+        from harness.results import load_results
         from harness.tool_validity import is_auxiliary
 
-        frame = study_frame(log_dir)
+        loaded = load_results(log_dir, skip_bad_logs=skip_bad_logs)
+        counting = loaded.account.line()
+        frame = study_frame(loaded.frame)
         if score_key is None:  # the tool-call diagnostic is never the default response
             own = [k for k in frame["score_key"].drop_nulls().unique().to_list()
                    if not is_auxiliary(k)]
@@ -248,9 +255,13 @@ def study_analyze(
     else:
         raise typer.BadParameter("give a LOG_DIR or --csv FILE")
     data = result.to_dict()
+    if log_dir is not None and csv is None:
+        data["counting"] = counting
     if as_json:
         typer.echo(json.dumps(data, default=str))
         return
+    if data.get("counting"):
+        typer.echo(f"counting: {data['counting']}")
     table = Table(title="ANOVA")
     cols = ("term", "sum_sq", "df", "F", "p", "partial_eta2", "omega2")
     for col in cols:
@@ -272,8 +283,12 @@ def study_report(
         "--headline-factor", help="Factor the attribution is about (default: the study "
                                   "file's headline_factor, else model, else the first).")
     ] = None,
+    skip_bad_logs: Annotated[bool, typer.Option(
+        "--skip-bad-logs", help="Skip a log that cannot be read (listed in the report's "
+                                "counting) instead of refusing the report.")] = False,
 ) -> None:
-    """Write report.html, report.md and report.json for a study's logs."""
+    """Write report.html, report.md and report.json for a study's logs. Each (cell,
+    sample, epoch) counts once; the report says what was set aside."""
     import shlex
     import sys
 
@@ -285,12 +300,14 @@ def study_report(
         options["score_key"] = score_key
     if headline_factor:
         options["headline_factor"] = headline_factor
+    if skip_bad_logs:
+        options["skip_bad_logs"] = True
     paths = build_report(log_dir, out, **options)
     for kind, path in paths.items():
         console.print(f"{kind}: {path}")
     counting = (json.loads(paths["json"].read_text()).get("data") or {}).get("counting") or {}
     if counting.get("line"):
-        console.print(f"counting: {escape(counting['line'])}")
+        typer.echo(f"counting: {counting['line']}")  # unwrapped: one line
 
 
 @study_app.command("regenerate")
@@ -399,7 +416,7 @@ def leaderboard_build(
         console.print(f"{kind}: {path}")
     counting = json.loads(paths["json"].read_text()).get("counting") or {}
     if counting.get("line"):
-        console.print(f"counting: {escape(counting['line'])}")
+        typer.echo(f"counting: {counting['line']}")  # unwrapped: one line
 
 
 @models_app.command("list")

@@ -761,8 +761,9 @@ class _Log:
         """What makes two logs attempts of one cell: the task, its version and arguments,
         the model and its arguments, the solver, the generation config and the eval
         metadata (a study's cell id), the ingredients of Inspect's eval-set task identity
-        that a log records; the task by its name without the package prefix. Not ``task_id``: an eval set resumed after a kill starts the
-        task afresh, under a new id, when the killed log holds no finished sample."""
+        that a log records; the task by its name without the package prefix. Not
+        ``task_id``: an eval set resumed after a kill starts the task afresh, under a new
+        id, when the killed log holds no finished sample."""
         values = _eval_values(self.header, "")
         # the same task is recorded as ``harness/arithmetic`` or ``arithmetic`` depending
         # on how the registry was loaded in that process (seen across one study's resume)

@@ -253,3 +253,23 @@ def test_the_board_cli_refuses_a_bad_log_in_one_line_or_skips_it(one_log: Path,
     assert skipped.returncode == 0, skipped.stderr
     counting = json.loads((out / "leaderboard.json").read_text())["counting"]
     assert counting["unreadable_skipped"] == 1 and counting["samples_counted"] == N
+
+
+def test_the_report_cli_refuses_a_bad_log_in_one_line_or_counts_it(tmp_path: Path) -> None:
+    from harness.factorial.run import run_study
+
+    tiny = Path(__file__).resolve().parents[2] / "harness/factorial/examples/tiny_study.yaml"
+    logs = tmp_path / "logs"
+    assert run_study(tiny, log_dir=logs).success
+    (logs / "half-written.eval").write_bytes(b"PK\x03\x04 cut here")
+    out = tmp_path / "report"
+    refused = _harness("study", "report", str(logs), "--out", str(out))
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert f"error: {logs / 'half-written.eval'}: not a readable .eval zip" in refused.stderr
+    assert not (out / "report.json").exists()
+    counted = _harness("study", "report", str(logs), "--out", str(out), "--skip-bad-logs")
+    assert counted.returncode == 0, counted.stderr
+    counting = json.loads((out / "report.json").read_text())["data"]["counting"]
+    assert counting["unreadable_skipped"] == 1
+    assert counting["samples_counted"] == 16  # 4 cells x 4 items, nothing lost
+    assert "1 unreadable log" in counted.stdout

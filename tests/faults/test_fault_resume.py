@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 import zipfile
 from collections.abc import Callable
@@ -28,25 +27,18 @@ from harness.factorial.run import cell_status, run_study
 N = 40
 
 
+TINY = Path(__file__).resolve().parents[2] / "harness/factorial/examples/tiny_study.yaml"
+
+
 def _study(tmp_path: Path) -> Path:
+    """The tiny example study (2 models x 2 interventions) on N items instead of 4."""
+    text = TINY.read_text()
+    for old, new in (("name: tiny", "name: resumable"), ("n: 4,", f"n: {N},"),
+                     ("limit: 4", f"limit: {N}")):
+        assert old in text, old
+        text = text.replace(old, new)
     path = tmp_path / "study.yaml"
-    path.write_text(textwrap.dedent(f"""\
-        name: resumable
-        response:
-          tasks:
-            - name: harness/arithmetic
-              args: {{n: {N}, seed: 7, agent: react}}
-          scores: [exact_integer]
-        factors:
-          - name: model
-            binds_to: model
-            levels:
-              - {{label: oracle, value: scripted/arith-oracle}}
-              - {{label: ltr, value: scripted/arith-left-to-right}}
-          - name: intervention
-            binds_to: intervention
-            levels: [none, distractor]
-        """))
+    path.write_text(text)
     return path
 
 

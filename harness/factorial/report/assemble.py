@@ -121,7 +121,7 @@ def report_data(
     elif isinstance(source, pl.DataFrame):
         frame = study_frame(source, study=study)
     else:  # read here, so the report can say how the logs were counted
-        results = load_results(source)
+        results = load_results(source, skip_bad_logs=bool(options.get("skip_bad_logs")))
         frame = study_frame(results.frame, study=study)
         counting = {"line": results.account.line(),
                     **{k: v for k, v in results.account.as_dict().items()

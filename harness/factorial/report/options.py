@@ -46,7 +46,8 @@ class ReportOptions(TypedDict, total=False):
     study: keep only this study's logs; command: command line recorded as the origin;
     family: ``gaussian`` or ``binomial``; item_mode: ``fixed``, ``cluster``, ``random`` or
     None; anova_type: 2 or 3; headline_factor: the factor the attribution is about
-    [the study file's ``headline_factor``, else ``model`` when a factor, else the first].
+    [the study file's ``headline_factor``, else ``model`` when a factor, else the first];
+    skip_bad_logs: skip a log that cannot be read, listed in ``data.counting`` [refuse].
     """
 
     response: str
@@ -61,6 +62,7 @@ class ReportOptions(TypedDict, total=False):
     item_mode: str | None
     anova_type: int
     headline_factor: str | None
+    skip_bad_logs: bool
 
 
 def check_options(options: Mapping[str, object]) -> None:

@@ -58,7 +58,7 @@ class Plan:
     command: str
     kind: str  # "report" (harness study report) or "module" (python -m ...)
     log_dir: Path | None
-    options: dict[str, str] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
     recorded_out: Path | None = None
     reports: tuple[Path, ...] = ()  # folders holding a committed report.json
 
@@ -81,16 +81,19 @@ def find_reports(root: Path) -> list[Path]:
     return sorted(p.parent for p in Path(root).rglob("report.json"))
 
 
-def _report_options(words: list[str]) -> tuple[Path | None, dict[str, str], Path | None]:
+def _report_options(words: list[str]) -> tuple[Path | None, dict[str, Any], Path | None]:
     """(log dir, options, --out) of a ``harness study report`` argument list."""
     log_dir: Path | None = None
     out: Path | None = None
-    options: dict[str, str] = {}
+    options: dict[str, Any] = {}
     names = {"--score-key": "score_key", "--headline-factor": "headline_factor"}
+    flags = {"--skip-bad-logs": "skip_bad_logs"}
     i = 0
     while i < len(words):
         word = words[i]
-        if word == "--out" and i + 1 < len(words):
+        if word in flags:
+            options[flags[word]], i = True, i + 1
+        elif word == "--out" and i + 1 < len(words):
             out, i = Path(words[i + 1]), i + 2
         elif word in names and i + 1 < len(words):
             options[names[word]], i = words[i + 1], i + 2
