@@ -48,6 +48,32 @@ recipes_app = typer.Typer(no_args_is_help=True,
 app.add_typer(recipes_app, name="recipes")
 console = Console()
 
+_GROUP_HELP = {
+    "worldtravel": "WorldTravel's offline steps: scenarios, stats, reports, the site.",
+    "causalgame": "CausalGame's offline steps: validation, comparison, judges.",
+    "medversa": "MedVersa's offline steps: data checks, lifelong and full protocols.",
+    "formulacode": "FormulaCode's offline steps: acceptance runs, pack checks.",
+    "open-problems": "Open-problems tasks: verify a solution.",
+}
+
+
+def _tool_group(name: str) -> typer.Typer:
+    group = typer.Typer(no_args_is_help=True, help=_GROUP_HELP.get(name, name))
+    app.add_typer(group, name=name)
+    return group
+
+
+def _register_tools() -> None:
+    """Every offline step of a benchmark or paper as ``harness <group> <command>``
+    (:mod:`harness.tool_commands`; the table is data)."""
+    from harness.tool_commands import register_tools
+
+    register_tools({"leaderboard": leaderboard_app, "method": method_app,
+                    "method lightwm": lightwm_app}, _tool_group)
+
+
+_register_tools()
+
 
 @app.command("list")
 def list_cmd(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:

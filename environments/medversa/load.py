@@ -104,6 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     """CLI entry: print the summary; exit 1 when any record is malformed, 2 (one line on
     stderr naming the file and line) when the file itself cannot be used."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if "-h" in args or "--help" in args:
+        print("usage: harness medversa load PATH [--json] [--debug]\n\n"
+              + (__doc__ or "").strip())
+        return 0
     as_json = "--json" in args
     debug = "--debug" in args
     paths = [a for a in args if a not in ("--json", "--debug")]

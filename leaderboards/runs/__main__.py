@@ -11,9 +11,9 @@ folder that already holds a log with status ``success`` is skipped, so a killed 
 where it stopped. Wall time per run is appended to
 ``<log_root>/runs.jsonl``.
 
-    python -m leaderboards.runs leaderboards/runs/ladder_board.yaml --dry-run
-    python -m leaderboards.runs leaderboards/runs/ladder_board.yaml --only causalgame
-    python -m leaderboards.runs leaderboards/runs/ladder_board.yaml --build leaderboards/published
+    harness leaderboard run leaderboards/runs/ladder_board.yaml --dry-run
+    harness leaderboard run leaderboards/runs/ladder_board.yaml --only causalgame
+    harness leaderboard run leaderboards/runs/ladder_board.yaml --build leaderboards/published
 
 ``--build DIR`` runs nothing: it builds the board from the logs with the file's ``board:``
 options (headline score per benchmark, oracle and floor references, title).

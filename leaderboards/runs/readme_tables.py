@@ -1,7 +1,7 @@
 """Each benchmark's rows of the ladder board, written into its README's Evaluation Report.
 
     python -m leaderboards.runs.readme_tables leaderboards/published/leaderboard.json      # print
-    python -m leaderboards.runs.readme_tables leaderboards/published/leaderboard.json --write
+    harness leaderboard readme-tables leaderboards/published/leaderboard.json --write
 
 Why: every benchmark README carries the ladder's rows from the same board (one source of
 numbers). ``--write`` replaces the block between ``<!-- ladder-board:start -->`` and
@@ -78,7 +78,7 @@ def block(benches: list[dict[str, Any]], journal: Path, run_name: str) -> str:
     parts = [START, "### The model ladder (the cross-benchmark board)", "",
              "From `leaderboards/published/` (run file `leaderboards/runs/ladder_board.yaml`, "
              "which names the subset, seeds and limits; rerun with "
-             "`python -m leaderboards.runs leaderboards/runs/ladder_board.yaml --only "
+             "`harness leaderboard run leaderboards/runs/ladder_board.yaml --only "
              f"{run_name}`, rebuild with `--build leaderboards/published`). {versions}; "
              "2 cores. Errored samples count as each benchmark's eval.yaml says (stated "
              "below) and are counted in `errors`; CIs are clustered by item: Wilson "
@@ -118,6 +118,10 @@ def write(doc: dict[str, Any], journal: Path) -> list[Path]:
 
 
 def main(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: harness leaderboard readme-tables BOARD/leaderboard.json [--write]\n"
+              "Print each benchmark's README table from a board (--write: into the READMEs).")
+        return 0 if argv else 2
     board = Path(argv[0])
     doc = json.loads(board.read_text())
     if "--write" in argv:

@@ -80,8 +80,17 @@ def extras(log_dir: str | Path, keys: list[str]) -> pl.DataFrame:
                                       ).sort(levels)
 
 
+def main(argv: list[str] | None = None) -> int:
+    """``harness method kv-curves LOG_DIR [EXTRA_KEY ...]``: the curve table as Markdown."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print("usage: harness method kv-curves LOG_DIR [EXTRA_KEY ...]", file=sys.stderr)
+        return 0 if args else 2
+    print(markdown(extras(args[0], args[1:]) if len(args) > 1 else curve(args[0])))
+    return 0
+
+
 if __name__ == "__main__":  # python -m methods.kv.curves LOG_DIR [EXTRA_KEY ...]
-    if len(sys.argv) > 2:
-        print(markdown(extras(sys.argv[1], sys.argv[2:])))
-    else:
-        print(markdown(curve(sys.argv[1])))
+    from harness.errors import guarded
+
+    sys.exit(guarded(main))

@@ -356,8 +356,15 @@ def summary(path: Path) -> dict[str, Any]:
     return {"path": str(path), "config": blob["config"], "cpu_s": blob["cpu_s"], "layers": report}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Build (once) the predictor the study's ``predictor=learned`` level uses; print it."""
+    import argparse
+
+    argparse.ArgumentParser(
+        prog="harness method scd-predictor",
+        description="Build (once, cached) SCD's learned patch predictor for SmolLM2-135M "
+                    "and print its configuration, CPU seconds and per-layer errors.",
+    ).parse_args(argv)
     from harness.models.whitebox import WhiteBoxLM
     from methods.kv.consumer import ensure_consumer
     from methods.kv.scd import patch_layers
