@@ -10,36 +10,44 @@ imported only when a sample runs.
 
 from __future__ import annotations
 
-import benchmarks.arithmetic.arithmetic  # noqa: F401
-import benchmarks.arithmetic.policies  # noqa: F401
-import benchmarks.causalgame.causalgame  # noqa: F401
-import benchmarks.causalgame.policies  # noqa: F401
-import benchmarks.formulacode.formulacode  # noqa: F401
-import benchmarks.medversa.medversa  # noqa: F401
-import benchmarks.medversa.policies  # noqa: F401
-import benchmarks.methods.cdat.cdat  # noqa: F401
-import benchmarks.methods.hmh.hmh  # noqa: F401
-import benchmarks.methods.household.household  # noqa: F401
-import benchmarks.methods.household.policies  # noqa: F401
-import benchmarks.methods.kupbi.kupbi  # noqa: F401
-import benchmarks.methods.scout.policies  # noqa: F401
-import benchmarks.methods.scout.scout  # noqa: F401
-import benchmarks.methods.sika_gp.sika_gp  # noqa: F401
-import benchmarks.methods.tabpe.tabpe  # noqa: F401
-import benchmarks.methods.tfface.tfface  # noqa: F401
-import benchmarks.methods.tpg.tpg  # noqa: F401
-import benchmarks.methods.treca.treca  # noqa: F401
-import benchmarks.methods.ucast.ucast  # noqa: F401
-import benchmarks.methods.udm.udm  # noqa: F401
-import benchmarks.open_problems.open_problems  # noqa: F401
-import benchmarks.open_problems.policies  # noqa: F401
-import benchmarks.probes.bpb  # noqa: F401
-import benchmarks.probes.esamp_arith  # noqa: F401
-import benchmarks.probes.induction  # noqa: F401
-import benchmarks.probes.mvr_workload  # noqa: F401
-import benchmarks.probes.needle  # noqa: F401
-import benchmarks.probes.passkey  # noqa: F401
-import benchmarks.worldtravel.policies  # noqa: F401
-import benchmarks.worldtravel.worldtravel  # noqa: F401
-import benchmarks.worldtravel_webscape.policies  # noqa: F401
-import benchmarks.worldtravel_webscape.worldtravel_webscape  # noqa: F401
+from harness.registry import import_modules
+
+MODULES: tuple[str, ...] = (
+    "benchmarks.arithmetic.arithmetic",
+    "benchmarks.arithmetic.policies",
+    "benchmarks.causalgame.causalgame",
+    "benchmarks.causalgame.policies",
+    "benchmarks.formulacode.formulacode",
+    "benchmarks.medversa.medversa",
+    "benchmarks.medversa.policies",
+    "benchmarks.methods.cdat.cdat",
+    "benchmarks.methods.hmh.hmh",
+    "benchmarks.methods.household.household",
+    "benchmarks.methods.household.policies",
+    "benchmarks.methods.kupbi.kupbi",
+    "benchmarks.methods.scout.policies",
+    "benchmarks.methods.scout.scout",
+    "benchmarks.methods.sika_gp.sika_gp",
+    "benchmarks.methods.tabpe.tabpe",
+    "benchmarks.methods.tfface.tfface",
+    "benchmarks.methods.tpg.tpg",
+    "benchmarks.methods.treca.treca",
+    "benchmarks.methods.ucast.ucast",
+    "benchmarks.methods.udm.udm",
+    "benchmarks.open_problems.open_problems",
+    "benchmarks.open_problems.policies",
+    "benchmarks.probes.bpb",
+    "benchmarks.probes.esamp_arith",
+    "benchmarks.probes.induction",
+    "benchmarks.probes.mvr_workload",
+    "benchmarks.probes.needle",
+    "benchmarks.probes.passkey",
+    "benchmarks.worldtravel.policies",
+    "benchmarks.worldtravel.worldtravel",
+    "benchmarks.worldtravel_webscape.policies",
+    "benchmarks.worldtravel_webscape.worldtravel_webscape",
+)
+"""The registering modules, each imported on its own (a broken one hides only itself
+and ``harness list`` shows it); a new module that registers anything is one line here."""
+
+import_modules(MODULES)

@@ -124,9 +124,16 @@ def study_parts() -> dict[str, list[dict[str, Any]]]:
 
 def inventory() -> dict[str, list[dict[str, Any]]]:
     """Benchmarks, methods, model providers and sandboxes (the ``harness list --json`` shape)."""
-    return {
+    found: dict[str, list[dict[str, Any]]] = {
         "benchmarks": _benchmarks(),
         "methods": _methods(),
         "models": _models(),
         "sandboxes": _sandboxes(),
     }
+    from harness.registry import broken_modules
+
+    broken = broken_modules()
+    if broken:  # each hides only its own entries; say which and why
+        found["broken"] = [{"name": module, "status": "broken", "summary": error}
+                           for module, error in sorted(broken.items())]
+    return found

@@ -30,7 +30,7 @@ import importlib.metadata
 import importlib.util
 import inspect
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args
@@ -48,6 +48,9 @@ __all__ = [
     "load_plugins",
     "declare",
     "names",
+    "BROKEN",
+    "broken_modules",
+    "import_modules",
     "register",
     "require_extra",
     "unregister",
@@ -236,6 +239,30 @@ def agent_method(
 # ----------------------------------------------------------------------------- lookups
 
 
+BROKEN: dict[str, str] = {}
+"""Registering modules that failed to import: module -> ``ErrorType: message``. Each was
+imported on its own (:func:`import_modules`), so it hides only its own entries;
+``harness list`` shows it as broken, with the error."""
+
+
+def import_modules(modules: Iterable[str]) -> None:
+    """Import each registering module on its own: one that fails is recorded in
+    :data:`BROKEN` and logged, and the others still register (one broken module used to
+    make every benchmark listed after it "unknown", with a log line as the only clue)."""
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except Exception as err:  # any failure of a plugin module is the plugin's
+            BROKEN[module] = f"{type(err).__name__}: {err}".splitlines()[0]
+            log.warning("evalsuite module %s failed to import: %s", module, BROKEN[module])
+
+
+def broken_modules() -> dict[str, str]:
+    """:data:`BROKEN` after every plugin was loaded."""
+    load_plugins()
+    return dict(BROKEN)
+
+
 def load_plugins() -> None:
     """Import every module announced in the ``evalsuite`` entry-point group, once.
 
@@ -250,6 +277,7 @@ def load_plugins() -> None:
         try:
             ep.load()
         except Exception as err:  # a broken plugin must not hide the others
+            BROKEN[ep.value] = f"{type(err).__name__}: {err}".splitlines()[0]
             log.warning("evalsuite plugin %s (%s) failed to load: %s", ep.name, ep.value, err)
 
 

@@ -12,32 +12,39 @@ from __future__ import annotations
 
 from inspect_ai.model import ModelAPI, modelapi
 
-import methods.agents.lightwm.agent  # noqa: F401  (agent: lightwm)
-import methods.agents.lightwm_policies  # noqa: F401  (scripted/lightwm-*)
-import methods.agents.memory_react  # noqa: F401  (agents: react, react-memory)
-import methods.agents.thetaevolve  # noqa: F401  (agent: thetaevolve)
-import methods.cdat.energy  # noqa: F401  (plain methods: cdat, transformer)
-import methods.editors.medrek  # noqa: F401  (editor: medrek)
-import methods.editors.retrieval  # noqa: F401  (editor: retrieval)
-import methods.editors.simple  # noqa: F401  (editors: none, ike)
-import methods.hmh.filters  # noqa: F401  (plain methods: hmh, chebnet, gcn)
-import methods.kupbi.forecast  # noqa: F401  (plain methods: kup-bi, dlinear)
-import methods.models.esamp  # noqa: F401  (whitebox method: esamp)
-import methods.recipes.bbo_merge  # noqa: F401  (recipes: bbo-merge, merge-ckpt)
-import methods.recipes.cpt_rewind  # noqa: F401  (recipes: cpt, head-rewind)
-import methods.recipes.procedural  # noqa: F401  (recipe: procedural-pretraining)
-import methods.recipes.progressive_depth  # noqa: F401  (recipe: progressive-depth)
-import methods.recipes.qkv_sharing  # noqa: F401  (recipe: qkv-sharing)
-import methods.recipes.rl_pmd  # noqa: F401  (recipes: arith-sft, rl)
-import methods.scout.recipe  # noqa: F401  (recipes: scout-sft, scout-sft-ladder)
-import methods.sika_gp.gps  # noqa: F401  (plain methods: sika, gp-inducing, gp-exact)
-import methods.tabpe.synth  # noqa: F401  (plain methods: tab-pe, marginals)
-import methods.tfface.predict  # noqa: F401  (plain methods: tf-face, gru, constant-velocity)
-import methods.tpg.estimators  # noqa: F401  (plain methods: tpg, dim)
-import methods.treca.rules  # noqa: F401  (plain methods: treca, treca-plugin)
-import methods.ucast.forecast  # noqa: F401  (plain methods: u-cast, mae-only, persistence)
-import methods.udm.plain  # noqa: F401  (plain methods: udm-grpo, naive-grpo)
-from harness.registry import declare, register
+from harness.registry import declare, import_modules, register
+
+MODULES: tuple[str, ...] = (
+    "methods.agents.lightwm.agent",  # agent: lightwm
+    "methods.agents.lightwm_policies",  # scripted/lightwm-*
+    "methods.agents.memory_react",  # agents: react, react-memory
+    "methods.agents.thetaevolve",  # agent: thetaevolve
+    "methods.cdat.energy",  # plain methods: cdat, transformer
+    "methods.editors.medrek",  # editor: medrek
+    "methods.editors.retrieval",  # editor: retrieval
+    "methods.editors.simple",  # editors: none, ike
+    "methods.hmh.filters",  # plain methods: hmh, chebnet, gcn
+    "methods.kupbi.forecast",  # plain methods: kup-bi, dlinear
+    "methods.models.esamp",  # whitebox method: esamp
+    "methods.recipes.bbo_merge",  # recipes: bbo-merge, merge-ckpt
+    "methods.recipes.cpt_rewind",  # recipes: cpt, head-rewind
+    "methods.recipes.procedural",  # recipe: procedural-pretraining
+    "methods.recipes.progressive_depth",  # recipe: progressive-depth
+    "methods.recipes.qkv_sharing",  # recipe: qkv-sharing
+    "methods.recipes.rl_pmd",  # recipes: arith-sft, rl
+    "methods.scout.recipe",  # recipes: scout-sft, scout-sft-ladder
+    "methods.sika_gp.gps",  # plain methods: sika, gp-inducing, gp-exact
+    "methods.tabpe.synth",  # plain methods: tab-pe, marginals
+    "methods.tfface.predict",  # plain methods: tf-face, gru, constant-velocity
+    "methods.tpg.estimators",  # plain methods: tpg, dim
+    "methods.treca.rules",  # plain methods: treca, treca-plugin
+    "methods.ucast.forecast",  # plain methods: u-cast, mae-only, persistence
+    "methods.udm.plain",  # plain methods: udm-grpo, naive-grpo
+)
+"""The registering modules, each imported on its own (a broken one hides only itself
+and ``harness list`` shows it); a new module that registers anything is one line here."""
+
+import_modules(MODULES)
 
 declare("whitebox_method", "xkv", "methods.kv.xkv:XKV", extra="cpu",
         summary="cross-layer SVD of the prefill KV cache (whitebox/ -M method=xkv)")
