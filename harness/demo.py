@@ -43,6 +43,14 @@ def run_demo(out: Path, console: Console, study: Path | None = None,
     console.rule("1/3  five benchmarks: reference agents and the 0.5B model")
     outcomes = run_all(expand(spec, board_logs), board_logs / "runs.jsonl",
                        echo=lambda line: console.print(line, markup=False, soft_wrap=True))
+    skipped = sorted({run.name for run, outcome in outcomes if outcome.startswith("skipped")})
+    if skipped:  # the board's title must not promise what it does not hold
+        why = next(o for _, o in outcomes if o.startswith("skipped")).removeprefix("skipped: ")
+        board_options = dict(spec.get("board") or {})
+        board_options["title"] = (f"{board_options.get('title', 'Leaderboard')} "
+                                  f"(without {', '.join(skipped)}: {why})")
+        spec = {**spec, "board": board_options}
+        console.print(f"skipped {', '.join(skipped)}: {why}", markup=False)
     console.rule("2/3  cross-benchmark leaderboard")
     built = build_board(spec, out / "leaderboard", board_logs)
     console.print(built["md"].read_text(), soft_wrap=True, markup=False)

@@ -73,3 +73,7 @@ runs:
     assert paths["report_json"].exists()
     text = console.export_text()
     assert "formulacode / benchmarks/formulacode/agents.py@oracle: skipped" in text
+    # the board does not promise what it does not hold: its title names what was skipped
+    title = paths["leaderboard_md"].read_text().splitlines()[0]
+    assert title.endswith("(without formulacode: unknown requirement 'no-such-part')"), title
+    assert "skipped formulacode: unknown requirement 'no-such-part'" in text
