@@ -82,3 +82,15 @@ def test_import_contracts_catch_a_back_edge() -> None:
         probe.unlink()
     assert done.returncode != 0
     assert "harness._boundary_probe -> benchmarks" in done.stdout
+
+
+def test_no_inspect_run_debris_is_tracked() -> None:
+    """Inspect's eval-set bookkeeping (``.eval-set-id``, ``eval-set.json``, ``logs.json``)
+    is rebuilt by the next run; committed, it only goes stale (``.gitignore`` lists it)."""
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout: nothing is tracked to check")
+    tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True,
+                             check=True).stdout.splitlines()
+    debris = [p for p in tracked
+              if Path(p).name in (".eval-set-id", "eval-set.json", "logs.json")]
+    assert not debris, debris[:5]
