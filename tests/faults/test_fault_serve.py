@@ -190,3 +190,20 @@ def test_a_client_that_leaves_mid_stream_costs_a_line_not_the_server(
     conn = http.client.HTTPConnection(host, port, timeout=60)
     conn.request("GET", "/health")
     assert conn.getresponse().status == 200
+
+
+def test_an_idle_connection_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import harness.models.serve as serve
+
+    monkeypatch.setattr(serve, "IDLE_TIMEOUT_S", 0.5)
+    server = _Server(("127.0.0.1", 0), make_handler(_Unreachable(), "m"))  # type: ignore[arg-type]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with socket.create_connection(server.server_address[:2], timeout=10) as sock:
+            began = time.monotonic()
+            assert sock.recv(1) == b""  # the server hung up on a client that sent nothing
+            assert time.monotonic() - began < 5
+    finally:
+        server.shutdown()
+        server.server_close()
