@@ -575,9 +575,10 @@ def serve(
     """Serve a ladder model over an OpenAI-compatible API (tool calls on the wire) until
     Ctrl-C; prints the --model string for Inspect."""
     from harness.models import ladder
+    from harness.models.ladder import resolve_gguf
     from harness.models.llama_engine import shared_engine
     from harness.models.serve import ServeError, bind, check_port, serve_forever, usage_lines
-    from harness.models.weights import default_n_ctx, resolve_gguf
+    from harness.models.weights import default_n_ctx
 
     try:
         path = resolve_gguf(model, model_path)

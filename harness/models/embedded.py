@@ -40,6 +40,7 @@ from harness.models._common import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
 from harness.models._common import DEFAULT_TEMPERATURE as DEFAULT_TEMPERATURE
 from harness.models._common import DEFAULT_TOP_P as DEFAULT_TOP_P
 from harness.models._common import LocalModelAPI, call_seed, reply_output, sampling
+from harness.models.ladder import resolve_gguf
 from harness.models.llama_engine import (
     DEFAULT_PREFIX_CACHE_MB,
     ChatEngine,
@@ -48,7 +49,7 @@ from harness.models.llama_engine import (
     shared_engine,
 )
 from harness.models.toolprompt import forced_tools, native_messages, openai_tools
-from harness.models.weights import default_n_ctx, resolve_gguf
+from harness.models.weights import default_n_ctx
 
 __all__ = ["EmbeddedModelAPI", "default_threads", "llama_kwargs", "load_llama"]
 

@@ -313,3 +313,14 @@ def remove(model: LadderModel) -> None:
     target.unlink(missing_ok=True)
     _marker(target).unlink(missing_ok=True)
     shutil.rmtree(cache_root() / f"{model.name}-hf", ignore_errors=True)
+
+
+def resolve_gguf(model_name: str, model_path: str | os.PathLike[str] | None = None) -> Path:
+    """The GGUF to serve: ``model_path`` when given, else the ladder model of that name
+    (verified; a chunked model is assembled from its packages on first use)."""
+    if model_path is not None:
+        path = Path(model_path).expanduser()
+        if not path.is_file():
+            raise FileNotFoundError(f"GGUF file not found: {path}")
+        return path
+    return resolve(model_name)

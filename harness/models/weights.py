@@ -36,19 +36,6 @@ def smollm2_gguf() -> Path:
     raise FileNotFoundError(f"{SMOLLM2_GGUF} not found in {list(spec.submodule_search_locations)}")
 
 
-def resolve_gguf(model_name: str, model_path: str | os.PathLike[str] | None = None) -> Path:
-    """The GGUF to serve: ``model_path`` when given, else the ladder model of that name
-    (verified; a chunked model is assembled from its packages on first use)."""
-    if model_path is not None:
-        path = Path(model_path).expanduser()
-        if not path.is_file():
-            raise FileNotFoundError(f"GGUF file not found: {path}")
-        return path
-    from harness.models import ladder
-
-    return ladder.resolve(model_name)
-
-
 QWEN_N_CTX = 8192
 """Qwen2.5-Coder's default window here: agent episodes with a tools block outgrow 2,048
 tokens within a few turns; the model supports 32k, KV at 8k costs ~0.1 / 0.23 GB (0.5B/1.5B)."""

@@ -60,6 +60,7 @@ from harness.models._common import (
     sampling,
 )
 from harness.models.hooks import Method, resolve_method
+from harness.models.ladder import resolve_gguf
 from harness.models.toolprompt import (
     CLOSE_TAG,
     forced_prefix,
@@ -68,7 +69,7 @@ from harness.models.toolprompt import (
     openai_tools,
     to_chat,
 )
-from harness.models.weights import SMOLLM2_NAMES, hf_cache_dir, resolve_gguf
+from harness.models.weights import SMOLLM2_NAMES, hf_cache_dir
 from harness.registry import require_extra
 
 Prompt = str | list[dict[str, str]]

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.models.ladder import resolve_gguf
 from harness.models.weights import (
     SMOLLM2_PACKAGE,
     cache_root,
     hf_cache_dir,
-    resolve_gguf,
     smollm2_gguf,
 )
 
