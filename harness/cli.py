@@ -232,7 +232,8 @@ def study_analyze(
     factors: Annotated[str | None, typer.Option(help="Comma-separated factors.")] = None,
     item: Annotated[str | None, typer.Option(help="Item (block/cluster) column.")] = None,
     score_key: Annotated[str | None, typer.Option(help="Score key (logs only).")] = None,
-    family: Annotated[str, typer.Option(help="gaussian or binomial.")] = "gaussian",
+    family: Annotated[str, typer.Option(
+        help="gaussian, binomial, or auto (binomial for a 0/1 response).")] = "auto",
     order: Annotated[int, typer.Option(help="Highest interaction order.")] = 2,
     item_mode: Annotated[str | None, typer.Option(help="fixed, cluster or random.")] = None,
     anova_type: Annotated[int, typer.Option(help="ANOVA type (2 or 3).")] = 2,
@@ -245,11 +246,11 @@ def study_analyze(
     sample, epoch) counts once; the output says what was set aside."""
     from harness.factorial.analysis import analyze, analyze_csv
 
-    if family not in ("gaussian", "binomial"):
-        raise typer.BadParameter("--family must be gaussian or binomial")
+    if family not in ("gaussian", "binomial", "auto"):
+        raise typer.BadParameter("--family must be gaussian, binomial or auto")
     if item_mode not in (None, "fixed", "cluster", "random"):
         raise typer.BadParameter("--item-mode must be fixed, cluster or random")
-    fam: Literal["gaussian", "binomial"] = "binomial" if family == "binomial" else "gaussian"
+    fam = cast(Literal["gaussian", "binomial", "auto"], family)
     mode = cast(Literal["fixed", "cluster", "random"] | None, item_mode)
     if csv is not None:
         if not factors:

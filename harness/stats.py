@@ -1164,3 +1164,79 @@ def bootstrap_rows_ci(
         out[name] = ((float(np.percentile(vals, tail)), float(np.percentile(vals, 100 - tail)))
                      if len(vals) else (math.nan, math.nan))
     return out
+
+
+# --------------------------------------------------------------------------- claim verdicts
+# (added for study reports: what a design could detect, and what it found)
+
+VERDICT_CLASSES = ("reproduces", "partly", "contradicted", "untestable")
+"""The verdict classes of a claim (see :func:`claim_verdict`)."""
+
+
+def bound_reached(est: Estimate, bounds: tuple[float, float] | None,
+                  margin: float = 0.05, values: Values | None = None) -> str | None:
+    """``"floor"`` or ``"ceiling"`` when an arm cannot move away from a bound of the
+    response: its interval lies within ``margin`` (a share of the range) of the bound, or
+    every value sits at the bound (no variance: a Wilson interval is never of zero width,
+    so the values decide); None otherwise (and always without bounds)."""
+    if bounds is None:
+        return None
+    low, high = bounds
+    slack = margin * (high - low)
+    x = None if values is None else _values(values)
+    if est.hi <= low + slack or (x is not None and len(x) and bool(np.all(x <= low))):
+        return "floor"
+    if est.lo >= high - slack or (x is not None and len(x) and bool(np.all(x >= high))):
+        return "ceiling"
+    return None
+
+
+def claim_verdict(contrast: Estimate, sign: int, size: float | None, mdd: float | None,
+                  blocked: str | None) -> tuple[str, str]:
+    """The verdict class of a claim and why, from what the design measured.
+
+    Args:
+        contrast: ``treatment - baseline`` with its CI (per-item paired differences).
+        sign: +1 when the claim is that the contrast is positive (treatment higher is
+            better), -1 when negative.
+        size: The claimed size of the contrast (positive, response units), if the paper
+            gives one.
+        mdd: The minimum detectable difference at the study's n (80% power, alpha 0.05);
+            None when it cannot be estimated (no variance in the differences).
+        blocked: Why the arms cannot show the claimed change, when they cannot: the
+            baseline at the ceiling of a higher-is-better claim (the floor of a lower one),
+            or both arms at the same bound; None when they can.
+
+    Returns:
+        ``(class, why)``: **reproduces** (the CI lies on the claimed side and does not lie
+        wholly below the claimed size), **partly** (on the claimed side but wholly smaller
+        than claimed), **contradicted** (the CI lies on the other side, or excludes the
+        claimed size while the design could detect it), **untestable** (the CI includes 0
+        and the arms sit at a bound, the MDE exceeds the claimed size, or no size was
+        claimed).
+    """
+    lo, hi = sign * contrast.lo, sign * contrast.hi
+    lo, hi = min(lo, hi), max(lo, hi)  # the CI in the claimed direction
+    shown = f"contrast {contrast.estimate:+.3g} [{contrast.lo:+.3g}, {contrast.hi:+.3g}]"
+    if lo > 0:
+        if size is not None and hi < size:
+            return "partly", f"{shown} on the claimed side, but wholly below the claimed {size:g}"
+        return "reproduces", f"{shown} on the claimed side" + (
+            f", compatible with the claimed {size:g}" if size is not None else "")
+    if hi < 0:
+        return "contradicted", f"{shown}: the other side of the claim"
+    if blocked is not None:
+        return "untestable", (f"{shown} includes 0 and {blocked}: the arms cannot show the "
+                              "claimed change; a harder probe or a stronger model would")
+    if size is None:
+        return "untestable", (f"{shown} includes 0 and the paper states no size to test "
+                              "against" + (f"; MDE {mdd:.3g}" if mdd is not None else ""))
+    if mdd is None or mdd > size:
+        detect = "unknown (no variance)" if mdd is None else f"{mdd:.3g}"
+        return "untestable", (f"{shown} includes 0; the minimum detectable difference "
+                              f"{detect} exceeds the claimed {size:g}: more items would")
+    if hi < size:
+        return "contradicted", (f"{shown} excludes the claimed {size:g}, which the design "
+                                f"could detect (MDE {mdd:.3g})")
+    return "untestable", (f"{shown} includes both 0 and the claimed {size:g} although the "
+                          f"planned MDE is {mdd:.3g}: the run was noisier than planned")

@@ -199,6 +199,31 @@ class Analysis(_Strict):
     item_mode: Literal["fixed", "cluster", "random", "none"] = "cluster"
 
 
+class Claim(_Strict):
+    """The paper's claim a study tests, as data, so the report computes its verdict.
+
+    The contrast is ``treatment - baseline`` on ``factor`` (per item, averaged over the
+    other factors); the paper says the treatment is better (``better``: higher or lower,
+    default the score's own direction) by ``size`` where it gives one, in the response's
+    units. ``bounds`` are the response's floor and ceiling (default [0, 1] for scores that
+    stay inside it): an arm whose interval sits within ``margin`` of one cannot move the
+    other way, and a null result there is untestable, not a failure to reproduce.
+    """
+
+    statement: str = Field(min_length=1)
+    factor: str
+    treatment: str
+    baseline: str
+    better: Literal["higher", "lower"] | None = None
+    size: float | None = Field(default=None, gt=0)
+    bounds: tuple[float, float] | None = None
+    margin: float = Field(default=0.05, ge=0, lt=0.5)
+    score_key: str | None = None
+    """The score the claim is about (default: the study's first score); a report on
+    another score key of the study carries no verdict."""
+    paper: str | None = None
+
+
 class Study(_Strict):
     """A validated study. ``source`` is the file it came from (for error messages, logs)."""
 
@@ -217,6 +242,8 @@ class Study(_Strict):
     A method study names its method factor here, so a one-level model factor does not make
     the headline read "model's main effect 0.0%"."""
     intervention_seed: int = 0
+    claim: Claim | None = None
+    """The paper's claim (:class:`Claim`); the report computes the verdict from it."""
     source: str | None = Field(default=None, exclude=True)
 
     def factor(self, name: str) -> Factor:
@@ -370,6 +397,26 @@ def _semantic_errors(study: Study) -> list[tuple[tuple[Any, ...], str]]:
         errors.append((("headline_factor",),
                        f"headline_factor {study.headline_factor!r} is not a factor "
                        f"(factors: {', '.join(names)})"))
+    claim = study.claim
+    if claim is not None:
+        if claim.factor not in names:
+            errors.append((("claim", "factor"), f"{claim.factor!r} is not a factor "
+                                                f"(factors: {', '.join(names)})"))
+        else:
+            labels = [level.label for level in study.factor(claim.factor).levels]
+            for end in ("treatment", "baseline"):
+                if getattr(claim, end) not in labels:
+                    errors.append((("claim", end), f"{getattr(claim, end)!r} is not a level "
+                                                   f"of {claim.factor} ({', '.join(labels)})"))
+            if claim.treatment == claim.baseline:
+                errors.append((("claim", "baseline"), "treatment and baseline are one level"))
+        if (claim.score_key is not None and study.response.scores
+                and claim.score_key not in study.response.scores):
+            errors.append((("claim", "score_key"), f"{claim.score_key!r} is not among the "
+                                                   f"study's scores"))
+        if claim.bounds is not None and not claim.bounds[0] < claim.bounds[1]:
+            errors.append((("claim", "bounds"), f"expected [floor, ceiling] with floor < "
+                                                f"ceiling, got {list(claim.bounds)}"))
     has_model = any(f.binds_to == "model" for f in study.factors)
     if not has_model:
         errors.append((("factors",), "no factor binds_to model (every cell needs a model)"))

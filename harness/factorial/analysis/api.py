@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import polars as pl
 
@@ -40,7 +40,7 @@ def analyze(
     response: str,
     factors: list[str],
     item: str | None = None,
-    family: Family = "gaussian",
+    family: Family | Literal["auto"] = "gaussian",
     order: int = 2,
     item_mode: ItemMode | None = None,
     anova_type: int = 2,
@@ -75,8 +75,10 @@ def analyze(
     chain (``A = B:C``, listed in ``model["aliases"]``); a partly aliased term is an
     error naming the terms.
     """
+    if family == "auto":  # a 0/1 response gets the logit GLM (Firth under separation)
+        family = "binomial" if _binary_response(df, response) else "gaussian"
     if family not in ("gaussian", "binomial"):
-        raise ValueError("family is 'gaussian' or 'binomial'")
+        raise ValueError("family is 'gaussian', 'binomial' or 'auto'")
     if anova_type not in (2, 3):
         raise ValueError("anova_type is 2 or 3")
     if item_mode is not None and item_mode not in ("fixed", "cluster", "random"):
@@ -201,6 +203,15 @@ def _variance_shares(fit: Fit, family: Family, item_mode: ItemMode | None) -> li
     if fit.total_ss > 0:
         shares.append({"component": "Residual", "sum_sq": resid, "share": resid / fit.total_ss})
     return shares
+
+
+def _binary_response(df: pl.DataFrame, response: str) -> bool:
+    """Every non-null value of ``response`` is 0 or 1 (a linear model on such a column gives
+    an always-right level the impossible interval [0.86, 1.14])."""
+    if response not in df.columns:
+        return False
+    values = df.get_column(response).drop_nulls()
+    return bool(len(values)) and bool(values.cast(pl.Float64).is_in([0.0, 1.0]).all())
 
 
 def analyze_csv(

@@ -34,6 +34,7 @@ from harness.factorial.report.sections import (
     report_notes,
     run_analysis,
 )
+from harness.factorial.report.verdict import verdict_section
 from harness.factorial.study import STUDY_COPY, Study, load_study
 from harness.results import apply_errored_policy, load_results
 
@@ -197,6 +198,9 @@ def report_data(
         "analysis_error": analysis_error,
         "attribution": clean(attribution_section(analysis, cells, spec)),
         "identification": _identification(study_file, names),
+        "verdict": clean(verdict_section(
+            scored, spec, study_file.claim if study_file is not None else None,
+            preferred[0] if preferred else None)),
     }
 
 

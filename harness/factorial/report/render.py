@@ -73,6 +73,31 @@ def report_plots(data: Mapping[str, Any]) -> list[dict[str, str]]:
     return figures
 
 
+def verdict_lines(verdict: Mapping[str, Any] | None) -> list[str]:
+    """The claim's verdict as Markdown lines (none when the study states no claim)."""
+    if not verdict:
+        return []
+    claim = verdict["claim"]
+    lines = ["## Verdict on the claim", "",
+             f"Claim{' (' + claim['paper'] + ')' if claim.get('paper') else ''}: "
+             f"{claim['statement']}", "",
+             f"**{verdict['class']}**: {verdict['why']}.", ""]
+    arms = verdict.get("arms")
+    if arms:
+        lines += ["| arm | level | mean | 95% CI | n | at a bound |", "|---|---|---|---|---|---|"]
+        for end, arm in arms.items():
+            lines.append(f"| {end} | {arm['level']} | {arm['mean']:.4g} | "
+                         f"[{arm['ci'][0]:.4g}, {arm['ci'][1]:.4g}] | {arm['n']} | "
+                         f"{arm['at'] or 'no'} |")
+        mdd = verdict.get("mdd")
+        lines += ["", f"Contrast treatment - baseline over {verdict['contrast']['n_items']} "
+                      f"paired items; minimum detectable difference (80% power, alpha 0.05) "
+                      + (f"{mdd:.4g}" if mdd is not None else "not estimable (no variance)")
+                      + (f" against a claimed {claim['size']:g}" if claim.get("size") else "")
+                      + ".", ""]
+    return lines
+
+
 def render_markdown(data: Mapping[str, Any], tables: list[Table]) -> str:
     """``report.md``: the same content as the JSON, as headings, sentences and tables."""
     prov = data["provenance"]
@@ -86,6 +111,7 @@ def render_markdown(data: Mapping[str, Any], tables: list[Table]) -> str:
         f"interactions up to order {resp['order']}.", "",
         "## Attribution", "", data["attribution"]["statement"], "",
     ]
+    lines += verdict_lines(data.get("verdict"))
     if data.get("notes"):
         lines += ["## How the numbers were computed", ""]
         lines += [f"- {note}" for note in data["notes"]] + [""]
