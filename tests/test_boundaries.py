@@ -38,6 +38,7 @@ def _private_inspect_imports(path: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_private_inspect_api_only_in_the_adapter() -> None:
     offenders = [
         hit

@@ -19,6 +19,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 OPTIONAL = ("playwright", "torch", "transformers", "accelerate", "vllm", "lm_eval", "ray")
 
@@ -129,6 +131,7 @@ def _probe() -> dict[str, Any]:
     return result
 
 
+@pytest.mark.slow
 def test_the_base_install_lists_checks_runs_and_names_the_missing_extra() -> None:
     out = _probe()
     assert out["list_exit"] == 0, (out["list_exception"], out["list"])

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import polars as pl
+import pytest
 from rich.console import Console
 
 from harness.demo import run_demo
@@ -13,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "harness" / "factorial" / "examples" / "tiny_study.yaml"
 
 
+@pytest.mark.slow
 def test_demo_writes_logs_leaderboard_and_report(tmp_path: Path) -> None:
     console = Console(record=True, width=120)
     paths = run_demo(tmp_path, console=console, study=TINY, quick=True)
@@ -42,6 +44,7 @@ def test_demo_writes_logs_leaderboard_and_report(tmp_path: Path) -> None:
     assert "0 failed" in console.export_text()
 
 
+@pytest.mark.slow
 def test_full_demo_runs_a_board_then_a_study(tmp_path: Path) -> None:
     """The full demo's three steps on a scripted two-benchmark board and the tiny study."""
     board_file = tmp_path / "board.yaml"

@@ -234,6 +234,7 @@ def _harness(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=300, check=False)
 
 
+@pytest.mark.slow
 def test_the_board_cli_refuses_a_bad_log_in_one_line_or_skips_it(one_log: Path,
                                                                  tmp_path: Path) -> None:
     logs = tmp_path / "logs"
@@ -255,6 +256,7 @@ def test_the_board_cli_refuses_a_bad_log_in_one_line_or_skips_it(one_log: Path,
     assert counting["unreadable_skipped"] == 1 and counting["samples_counted"] == N
 
 
+@pytest.mark.slow
 def test_the_report_cli_refuses_a_bad_log_in_one_line_or_counts_it(tmp_path: Path) -> None:
     from harness.factorial.run import run_study
 

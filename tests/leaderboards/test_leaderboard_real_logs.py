@@ -24,6 +24,7 @@ def log_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_real_logs_give_one_row_per_model_and_setup(log_dir: Path, tmp_path: Path) -> None:
     paths = build(log_dir, tmp_path / "out")
     doc = json.loads(paths["json"].read_text())

@@ -119,6 +119,7 @@ MEMORY_LIMIT = 512 * MiB
 MAX_SAMPLES = 16
 
 
+@pytest.mark.slow
 def test_concurrent_samples_at_memory_limit(loop: asyncio.AbstractEventLoop) -> None:
     """Start as many samples of ``MEMORY_LIMIT`` as fit in the host's available memory
     less a reserve of half its total (at most ``MAX_SAMPLES``), every one holding

@@ -116,6 +116,7 @@ def measure(name: str) -> dict[str, Any]:
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
                     reason="llama-cpp-python not installed")
 @pytest.mark.parametrize("name", READY or ["(none ready)"])
+@pytest.mark.slow
 def test_ladder_model_speed(name: str, benchmark: Any) -> None:
     if name not in READY:
         pytest.skip("no ladder model is fetched")

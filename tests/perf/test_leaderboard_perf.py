@@ -72,6 +72,7 @@ def perf_logs(n_per_log: int = N_PER_LOG) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_build_100_logs(benchmark: BenchmarkFixture, tmp_path: Path) -> None:
     logs = perf_logs()
     paths = benchmark.pedantic(build, args=(logs, tmp_path / "out", Options(n_boot=1000)),

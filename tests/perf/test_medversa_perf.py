@@ -55,6 +55,7 @@ def retriever() -> Iterator[Retriever]:
         torch.set_num_threads(threads)
 
 
+@pytest.mark.slow
 def test_retrieval_latency_1000_edits_end_to_end(benchmark: Any, retriever: Retriever) -> None:
     query = "Which test detects alcohol in a blood sample?"
     hits = benchmark(retriever.search, [query])

@@ -106,6 +106,7 @@ needs_torch = pytest.mark.skipif(
 
 
 @needs_llama
+@pytest.mark.slow
 def test_llama_cpp_decode(benchmark: Any) -> None:
     """Fresh-process numbers, then pytest-benchmark of a warm 32-token completion."""
     numbers = measure(_LLAMA_CHILD, str(THREADS), str(TOKENS), PROMPT)

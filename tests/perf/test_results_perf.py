@@ -78,6 +78,7 @@ def test_read_results_speed(benchmark: BenchmarkFixture, log_dir: Path) -> None:
     assert df.select("log_file", "sample_id", "epoch").n_unique() == N_SAMPLES
 
 
+@pytest.mark.slow
 def test_compare_with_samples_df(benchmark: BenchmarkFixture, log_dir: Path) -> None:
     """Fresh-process time and peak memory of both readers, recorded side by side."""
     ours = measure("read_results", log_dir)

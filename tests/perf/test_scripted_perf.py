@@ -55,6 +55,7 @@ def _per_sample_ms(model: Any, log_dir: Path, n: int) -> float:
     return 1000 * elapsed / n
 
 
+@pytest.mark.slow
 def test_scripted_one_turn_overhead_vs_bare_inspect(tmp_path: Path, benchmark: Any) -> None:
     # warm both paths once (imports, registry) so neither pays start-up in the timing
     _per_sample_ms(_bare_model(5), tmp_path / "warm-bare", 5)

@@ -24,6 +24,7 @@ from harness.browser import BrowserSession, StaticSiteServer
 pytestmark = pytest.mark.perf
 
 
+@pytest.mark.slow
 def test_render_all_pages(benchmark: Any) -> None:
     world = shipped_world()
     start = time.perf_counter()
@@ -33,6 +34,7 @@ def test_render_all_pages(benchmark: Any) -> None:
     assert result >= 2000
 
 
+@pytest.mark.slow
 def test_write_site_to_disk(benchmark: Any, tmp_path: Path) -> None:
     world = shipped_world()
     counter = iter(range(100))

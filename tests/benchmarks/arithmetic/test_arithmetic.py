@@ -40,6 +40,7 @@ def _accuracy(log_dir: Path, model: str, **task_args: object) -> float:
     return float(log.results.scores[0].metrics["accuracy"].value)
 
 
+@pytest.mark.slow
 def test_oracle_solves_every_problem_through_the_calculator(tmp_path: Path) -> None:
     assert _accuracy(tmp_path, "scripted/arith-oracle", n=15, seed=2) == 1.0
 

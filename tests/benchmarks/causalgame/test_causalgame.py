@@ -72,6 +72,7 @@ def test_oracle_wins_exactly_where_the_optimum_reaches_the_threshold(tmp_path: P
     assert scores["weather_noise"]["victory"] == 0.0  # 55% is unreachable (spec 7.4)
 
 
+@pytest.mark.slow
 def test_random_and_default_win_few(tmp_path: Path) -> None:
     wins = sum(
         v["victory"]
@@ -177,6 +178,7 @@ def test_scenario_record_is_a_copy_of_the_data_file() -> None:
 
 
 @pytest.mark.parametrize("target", ["benchmarks/causalgame", "harness/causalgame"])
+@pytest.mark.slow
 def test_the_cli_runs_one_scenario(tmp_path: Path, target: str) -> None:
     """``inspect eval harness/causalgame -T scenarios=antenna_trap`` (what the README shows)."""
     import subprocess
@@ -199,6 +201,7 @@ def test_the_cli_runs_one_scenario(tmp_path: Path, target: str) -> None:
 
 
 @pytest.mark.skipif(not bwrap_available(), reason="bubblewrap cannot start here")
+@pytest.mark.slow
 def test_analysis_tool_runs_pandas_in_bwrap(tmp_path: Path) -> None:
     steps = json.dumps(
         [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ChatMessageTool
 
@@ -34,6 +35,7 @@ def test_sample_ids_are_stable_and_splits_disjoint() -> None:
     assert train == [f"household-train-s{10 + i}" for i in range(4)]
 
 
+@pytest.mark.slow
 def test_the_oracle_solves_every_episode_optimally(tmp_path: Path) -> None:
     log = inspect_eval(household(n=3), model="scripted/household-oracle",
                        log_dir=str(tmp_path), display="none")[0]

@@ -126,6 +126,7 @@ def _metrics(tmp_path: Path, **args: Any) -> dict[str, float]:
     return {k: v.value for k, v in log.results.scores[0].metrics.items()}
 
 
+@pytest.mark.slow
 def test_black_box_none_and_ike_on_the_reader(tmp_path: Path) -> None:
     none = _metrics(tmp_path, editor="none", n=12)
     assert none["efficacy"] == 0.0 and none["locality"] == 100.0
@@ -137,6 +138,7 @@ def test_black_box_none_and_ike_on_the_reader(tmp_path: Path) -> None:
     assert batch["false_retrieval"] == 100.0
 
 
+@pytest.mark.slow
 def test_black_box_retrieval_keeps_locality_in_batch(tmp_path: Path) -> None:
     ike = _metrics(tmp_path, editor="ike", protocol="batch", batch_size=20, n=40)
     retr = _metrics(tmp_path, editor="retrieval", protocol="batch", batch_size=20, n=40)

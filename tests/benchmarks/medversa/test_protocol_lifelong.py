@@ -208,6 +208,7 @@ def _stopping_after_first_point(monkeypatch: pytest.MonkeyPatch, editor_name: st
     return full_run
 
 
+@pytest.mark.slow
 def test_a_run_cut_short_keeps_its_curve_so_far_and_continues_from_its_checkpoint(
         tiny: WhiteBoxRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every scored point is written at once, marked ``stopped_after`` until the last, with
@@ -248,6 +249,7 @@ def _without_timings(run: dict[str, Any]) -> dict[str, Any]:
             "retention": run["retention"], "scores": run["scores"]}
 
 
+@pytest.mark.slow
 def test_a_weight_editor_resumed_from_its_checkpoint_gives_the_uninterrupted_curve(
         tiny: WhiteBoxRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from inspect_ai import eval as inspect_eval
 
 from benchmarks.methods.cdat import cdat as cdat_module
@@ -22,6 +23,7 @@ def test_ids_and_scale() -> None:
     assert [s.id for s in task.dataset] == ["seed=100,n=500"]
 
 
+@pytest.mark.slow
 def test_cdat_runs_with_model_none(tmp_path: Path) -> None:
     task = cdat_module.cdat(n_seeds=2, ns="300", steps=5)
     [log] = inspect_eval(task, model="none", log_dir=str(tmp_path), display="none")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from inspect_ai import eval as inspect_eval
 
 from benchmarks.methods.hmh import hmh as hmh_module
@@ -16,6 +17,7 @@ def test_record_to_sample_and_scale() -> None:
     assert [s.id for s in task.dataset] == ["seed=0,n=200", "seed=0,n=400"]
 
 
+@pytest.mark.slow
 def test_hmh_runs_with_model_none(tmp_path: Path) -> None:
     task = hmh_module.hmh(n_seeds=2, ns="200", baseline="gcn")
     [log] = inspect_eval(task, model="none", log_dir=str(tmp_path), display="none")

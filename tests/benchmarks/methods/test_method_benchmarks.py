@@ -42,6 +42,7 @@ def test_an_unknown_method_names_the_family_members() -> None:
     lambda: sika_module.sika_gp(n_seeds=2, n=200, n_test=50, ms="32"),
     lambda: tpg_module.tpg_ab(n_seeds=2, horizon=100, method="baseline", baseline="paper"),
 ])
+@pytest.mark.slow
 def test_each_method_task_runs_with_model_none(build, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     [log] = inspect_eval(build(), model="none", log_dir=str(tmp_path), display="none")
     assert log.status == "success", log.error

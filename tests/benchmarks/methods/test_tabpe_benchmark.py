@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from inspect_ai import eval as inspect_eval
 
 from benchmarks.methods.tabpe import tabpe as tabpe_module
@@ -24,6 +25,7 @@ def test_ids() -> None:
     assert sample.id == "seed=100,table=fair,n=2000,epsilon=3.0"
 
 
+@pytest.mark.slow
 def test_tabpe_runs_with_model_none(tmp_path: Path) -> None:
     task = tabpe_module.tabpe(n_seeds=1, n=300, tables="parity,fair", epsilons="3",
                               population=64, iterations=2)

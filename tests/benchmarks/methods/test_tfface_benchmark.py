@@ -56,6 +56,7 @@ def test_prepare_gives_the_methods_no_test_future() -> None:
                    if isinstance(v, np.ndarray))
 
 
+@pytest.mark.slow
 def test_tfface_runs_with_model_none(tmp_path: Path) -> None:
     task = tfface_module.tfface(n_seeds=2, n_train=128, n_test=40, steps=10, batch=32)
     [log] = inspect_eval(task, model="none", log_dir=str(tmp_path), display="none")

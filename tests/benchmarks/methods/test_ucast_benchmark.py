@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from inspect_ai import eval as inspect_eval
 
 from benchmarks.methods.ucast import ucast as ucast_module
@@ -32,6 +33,7 @@ def test_scores_of_a_perfect_and_a_persistence_ensemble() -> None:
     assert scores["ssr"] == 0.0 and scores["ssr_gap"] == 1.0
 
 
+@pytest.mark.slow
 def test_ucast_runs_with_model_none(tmp_path: Path) -> None:
     task = ucast_module.ucast(n_seeds=1, n_train=256, n_test=16, members=4, channels=4,
                               pretrain_steps=20, finetune_steps=10, train_members=2)

@@ -59,6 +59,7 @@ def _run(task: Task, model: str, tmp_path: Path, **solver: Any) -> EvalLog:
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_improver_on_circle_packing_rises_and_the_score_is_verified(tmp_path: Path) -> None:
     log = _run(circle_packing(), "scripted/evolve-improver", tmp_path, steps=3, **GREEDY)
     assert log.status == "success" and log.samples
@@ -101,6 +102,7 @@ def test_search_metadata_picks_the_small_fields_and_ignores_no_summary() -> None
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_penalties_with_a_real_sandbox(tmp_path: Path) -> None:
     log = _run(first_autocorrelation(), "scripted/evolve-mixed", tmp_path, steps=1,
                parents_per_step=1, responses_per_parent=4)
@@ -131,6 +133,7 @@ BAD_PACKING = (
          "execution failed"),
     ],
 )
+@pytest.mark.slow
 def test_scorer_rejects_bad_programs(program: str, fragment: str, tmp_path: Path) -> None:
     from inspect_ai.solver import Generate, TaskState, solver
 

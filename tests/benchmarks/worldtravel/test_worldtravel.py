@@ -80,6 +80,7 @@ def _metrics(log_dir: Path, model: str, **task_args: Any) -> dict[str, float]:
     return out
 
 
+@pytest.mark.slow
 def test_oracle_is_always_feasible_and_tool_calls_are_counted(tmp_path: Path) -> None:
     metrics = _metrics(
         tmp_path, "scripted/worldtravel-oracle", family="BRI", model_args={"lookups": 2}
@@ -110,6 +111,7 @@ def test_travelplanner_rates_in_the_log_and_the_report_agree(tmp_path: Path) -> 
         report.travelplanner_markdown([row]))
 
 
+@pytest.mark.slow
 def test_greedy_and_random_score_below_the_oracle(tmp_path: Path) -> None:
     greedy = _metrics(tmp_path, "scripted/worldtravel-greedy", family="DUN", constraints="given")
     rand = _metrics(tmp_path, "scripted/worldtravel-random", family="DUN")

@@ -20,6 +20,7 @@ import subprocess
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from benchmarks.formulacode.grading import evaluate
 from environments.formulacode.grader import GradeSettings, grade_local
@@ -95,6 +96,7 @@ def test_snapshot_folder_of_parquet_loads_as_a_record(tmp_path: Path) -> None:
     assert record.patch == row()["patch"]
 
 
+@pytest.mark.slow
 def test_recorded_expert_patch_grades_locally(tmp_path: Path) -> None:
     """The in-container runtime on the fixture repo (tagged as ``prepare_repo`` tags a
     published image's HEAD): the recorded patch passes the gates and is faster."""

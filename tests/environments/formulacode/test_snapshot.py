@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from fcb_helpers import load_runtime, make_suite, run_snapshot
 
 fc_grade = load_runtime("fc_grade")
@@ -71,6 +72,7 @@ def test_trailing_expression_traced_return_and_timeout(tmp_path: Path) -> None:
     assert hang["status"] == "error" and hang["error"].startswith("timeout")
 
 
+@pytest.mark.slow
 def test_a_changed_result_fails_the_gate_that_explicit_returns_missed(tmp_path: Path) -> None:
     base = run_snapshot(_suite(tmp_path / "base"), "--timeout", "1")
     wrong = run_snapshot(_suite(tmp_path / "wrong", "return sum(helper(n)) + 1"),

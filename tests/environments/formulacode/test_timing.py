@@ -95,6 +95,7 @@ def _grade(tmp_path: Path, settings: GradeSettings) -> dict:
 
 @pytest.mark.skipif(shutil.which("taskset") is None or len(os.sched_getaffinity(0)) < 2,
                     reason="needs taskset and two CPUs")
+@pytest.mark.slow
 def test_wall_timer_runs_on_the_declared_cpu_set_with_that_many_threads(tmp_path: Path) -> None:
     wall = _grade(tmp_path / "w", GradeSettings(rounds=1, repeat=1, timer="wall", cpus=2))
     base = wall["trees"]["baseline"]["samples"]
@@ -106,6 +107,7 @@ def test_wall_timer_runs_on_the_declared_cpu_set_with_that_many_threads(tmp_path
     assert base["bench_env.track_cpus"] == [1.0] and base["bench_env.track_blas_threads"] == [1.0]
 
 
+@pytest.mark.slow
 def test_rounds_calibrate_until_the_cv_target_and_record_it(tmp_path: Path) -> None:
     never = _grade(tmp_path / "n", GradeSettings(rounds=2, repeat=1, max_rounds=4,
                                                  cv_target=0.0))
@@ -142,6 +144,7 @@ def test_heap_padding_is_seeded() -> None:
     assert kept[0] == kept[1] != kept[2] and kept[0] > 0
 
 
+@pytest.mark.slow
 def test_trees_are_timed_at_equal_length_paths_with_layout_seeds(tmp_path: Path) -> None:
     out = _grade(tmp_path, GradeSettings(rounds=1, repeat=1))
     assert out["layout_seed"] == 0

@@ -32,6 +32,7 @@ def build() -> SiteBuild:
     return render_world(shipped_world())
 
 
+@pytest.mark.slow
 def test_summary_meets_the_acceptance_numbers(build: SiteBuild) -> None:
     result = summary(shipped_world(), build)
     assert result["pages"] >= 2000
@@ -57,12 +58,14 @@ def test_missing_fact_counts_as_unreachable(build: SiteBuild) -> None:
     assert summary(shipped_world(), partial)["unreachable_facts"] == 1
 
 
+@pytest.mark.slow
 def test_rendering_is_deterministic(build: SiteBuild) -> None:
     again = render_world(shipped_world())
     assert again.files.keys() == build.files.keys()
     assert all(again.files[k] == v for k, v in build.files.items())
 
 
+@pytest.mark.slow
 def test_image_only_facts_are_not_in_the_html(build: SiteBuild) -> None:
     world = shipped_world()
     images = [f for f in build.facts if f.presentation == "image"]
@@ -111,6 +114,7 @@ def test_world_hash_tracks_content() -> None:
     assert world_hash(changed) != world_hash(world)
 
 
+@pytest.mark.slow
 def test_ensure_site_renders_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     first = ensure_site(shipped_world())
@@ -121,6 +125,7 @@ def test_ensure_site_renders_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert not (first / PUBLIC / INVENTORY).exists()  # the answer key is never served
 
 
+@pytest.mark.slow
 def test_cli_prints_the_summary_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--out", str(tmp_path), "--json"]) == 0
     line = json.loads(capsys.readouterr().out)

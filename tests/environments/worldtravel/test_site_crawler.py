@@ -47,6 +47,7 @@ def crawled(tmp_path_factory: pytest.TempPathFactory) -> tuple[World, SiteBuild]
     return rebuild_world(out / PUBLIC, world.first_date, world.n_dates), build
 
 
+@pytest.mark.slow
 def test_crawler_recovers_every_text_fact(crawled: tuple[World, SiteBuild]) -> None:
     world, build = crawled
     truth = shipped_world()

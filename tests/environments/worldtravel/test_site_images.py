@@ -44,6 +44,7 @@ def truth(world: World, key: str) -> Any:
     return sorted(value) if isinstance(value, list) else value
 
 
+@pytest.mark.slow
 def test_every_image_fact_decodes_to_the_world_value(build: SiteBuild) -> None:
     world = shipped_world()
     image = [f for f in build.facts if f.presentation == "image"]
@@ -143,6 +144,7 @@ def test_modality_inventory_counts(build: SiteBuild) -> None:
     assert counts["image"] / counts["total"] > 0.10
 
 
+@pytest.mark.slow
 def test_images_are_deterministic(build: SiteBuild) -> None:
     again = render_world(shipped_world())
     pngs = [p for p in build.files if p.endswith(".png")]

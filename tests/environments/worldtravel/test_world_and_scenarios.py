@@ -142,6 +142,7 @@ def test_shipped_set_is_coupled_and_length_independent(
     assert stats["coupling"]["with_a_fatal_first_choice"] >= 50
 
 
+@pytest.mark.slow
 def test_stats_cli_prints_the_documented_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert stats_cli.main(["--json"]) == 0
     out = json.loads(capsys.readouterr().out)

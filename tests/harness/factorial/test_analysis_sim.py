@@ -60,6 +60,7 @@ def _studies(seed: int, binomial: bool = False) -> list[pl.DataFrame]:
     return [base.with_columns(y=pl.Series(row)) for row in y]
 
 
+@pytest.mark.slow
 def test_planted_effects_are_covered_and_nulls_flag_at_alpha() -> None:
     truth = _truth()
     covered: dict[str, list[bool]] = {"A": [], "B": [], "A:B": [], "coef": []}

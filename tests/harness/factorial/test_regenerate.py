@@ -61,12 +61,14 @@ def tree(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_a_committed_report_regenerates_identically(tree: Path) -> None:
     outcomes = regenerate(tree / "methods/studies/reports", tree, check=True)
     assert [(o.status, o.detail) for o in outcomes] == [("same", "")]
     assert summary_line(outcomes) == "1 reports: 1 same"
 
 
+@pytest.mark.slow
 def test_a_tampered_report_differs_and_says_where(tree: Path) -> None:
     path = tree / REPORT / "report.json"
     data = json.loads(path.read_text())
@@ -77,6 +79,7 @@ def test_a_tampered_report_differs_and_says_where(tree: Path) -> None:
     assert outcome.detail.startswith(".title: committed")
 
 
+@pytest.mark.slow
 def test_rewriting_in_place_restores_a_tampered_report(tree: Path) -> None:
     path = tree / REPORT / "report.json"
     original = json.loads(path.read_text())

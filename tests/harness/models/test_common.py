@@ -59,6 +59,7 @@ def test_unknown_model_args_name_the_provider_and_the_args() -> None:
     )
 
 
+@pytest.mark.slow
 def test_whitebox_rejects_unknown_args_before_loading_anything() -> None:
     # runs in a child so the check "no torch was imported" is not spoiled by other tests
     code = (

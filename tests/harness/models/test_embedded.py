@@ -68,6 +68,7 @@ def test_same_seed_same_text(model: Model) -> None:
     assert first.completion == second.completion
 
 
+@pytest.mark.slow
 def test_default_sampling_is_repeatable_in_any_order(model: Model) -> None:
     """No seed given, default temperature: each reply depends only on its prompt, so the
     same prompts in another order (as concurrent samples arrive) give the same replies."""
@@ -122,6 +123,7 @@ def test_model_path_serves_any_local_gguf() -> None:
     assert out.completion.strip()
 
 
+@pytest.mark.slow
 def test_forced_tool_call_round_trip(model: Model) -> None:
     question: list[ChatMessage] = [ChatMessageUser(content="What is 17 + 25? Use the add tool.")]
     out = asyncio.run(

@@ -33,6 +33,7 @@ def _episode(engine, order: list[str], turns: int = 3) -> dict[str, list[tuple[s
     return seen
 
 
+@pytest.mark.slow
 def test_interleaved_samples_reuse_their_own_prefix_and_stay_deterministic() -> None:
     engine = shared_engine(smollm2_gguf(), 2048, 2, prefix_cache_mb=256)
     interleaved = _episode(engine, ["A", "B"])
@@ -45,6 +46,7 @@ def test_interleaved_samples_reuse_their_own_prefix_and_stay_deterministic() -> 
         assert all(c % BLOCK == 0 for c in cached)
 
 
+@pytest.mark.slow
 def test_without_a_store_replies_are_the_same() -> None:
     stored = shared_engine(smollm2_gguf(), 2048, 2, prefix_cache_mb=256)
     bare = shared_engine(smollm2_gguf(), 2048, 2, prefix_cache_mb=0)
@@ -64,6 +66,7 @@ def test_store_evicts_least_recently_used_past_its_budget() -> None:
     assert store.best(list(range(1, BLOCK + 1)), limit=10 * BLOCK) is None
 
 
+@pytest.mark.slow
 def test_tool_choice_none_keeps_the_tools_block_and_the_prefix() -> None:
     """Inspect drops tools under ``tool_choice="none"`` unless the provider needs them; the
     embedded provider keeps a native tools block so a closing no-tools turn (CausalGame's

@@ -67,6 +67,7 @@ ADD = {"type": "function", "function": {
 
 
 @needs_model
+@pytest.mark.slow
 def test_tool_calls_come_back_on_the_wire(server: str) -> None:
     status, body = _post(server, {
         "model": MODEL, "temperature": 0, "tools": [ADD],
@@ -80,6 +81,7 @@ def test_tool_calls_come_back_on_the_wire(server: str) -> None:
 
 
 @needs_model
+@pytest.mark.slow
 def test_forced_tool_choice_is_grammar_constrained(server: str) -> None:
     status, body = _post(server, {
         "model": MODEL, "tools": [ADD], "tool_choice": "required",
@@ -90,6 +92,7 @@ def test_forced_tool_choice_is_grammar_constrained(server: str) -> None:
 
 
 @needs_model
+@pytest.mark.slow
 def test_a_follow_up_turn_reuses_the_cached_prefix(server: str) -> None:
     """The second turn of a conversation extends the first prompt, so the server reports
     those tokens as cached (``prompt_tokens_details.cached_tokens``), whatever the model
@@ -123,6 +126,7 @@ def test_bad_requests_are_openai_errors(server: str) -> None:
         assert json.loads(r.read())["status"] == "ok"
 
 
+@pytest.mark.slow
 def test_port_in_use_is_a_one_line_error() -> None:
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
@@ -134,6 +138,7 @@ def test_port_in_use_is_a_one_line_error() -> None:
     assert f"port {port} is in use" in done.stdout and "--port" in done.stdout
 
 
+@pytest.mark.slow
 def test_unknown_model_is_a_one_line_error() -> None:
     done = subprocess.run([sys.executable, "-m", "harness.cli", "serve", "gpt-9"],
                           capture_output=True, text=True, timeout=60)
@@ -187,6 +192,7 @@ def test_benchmarks_run_through_inspects_openai_provider(
     assert validity.select("log_file").n_unique() == 2
 
 
+@pytest.mark.slow
 def test_a_server_that_dies_mid_eval_ends_the_sample_with_an_error(tmp_path: Path,
                                                                     monkeypatch) -> None:
     """Kill the server after its first reply: the eval ends (no hang) and says why."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import (
@@ -84,6 +85,7 @@ def test_memory_shows_a_summary_and_a_window_never_an_orphan_result(tmp_path: Pa
     assert sum(m.role == "tool" for m in sample.messages) > window
 
 
+@pytest.mark.slow
 def test_memory_carries_the_facts_the_window_drops(tmp_path: Path) -> None:
     """Same scripted experimenter, same decisions: with memory the run matches plain react
     even though most experiments are outside the window when it submits; with a window and

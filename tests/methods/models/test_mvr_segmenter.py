@@ -111,6 +111,7 @@ def _pair_hits(policy: BoundaryPolicy | None, prompts: list[Prompt], delta: floa
     return hits_at_error(sims, labels, delta)
 
 
+@pytest.mark.slow
 def test_policy_learns_to_split_on_held_out_keys(toy: Toy, trained: BoundaryPolicy) -> None:
     held_out = toy.prompts(range(40, 80), seed=2)
     before, _ = _pair_hits(None, held_out, 0.05)

@@ -180,6 +180,7 @@ def _digest(folder: Path) -> str:
 TINY_CPT: dict[str, Any] = {"steps": 3, "warmup": 1, "seq_len": 32, "batch": 2, "lr": 1e-3}
 
 
+@pytest.mark.slow
 def test_cpt_same_seed_same_weights_and_rewind_endpoints(base_dir: Path, tmp_path: Path) -> None:
     opts = {**TINY_CPT, "base": str(base_dir)}
     first = build_product("cpt", opts, seed=0, cache_root=tmp_path / "a")

@@ -65,6 +65,7 @@ def _log(folder: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("algo", ["grpo", "pmd-mean"])
+@pytest.mark.slow
 def test_learns_and_is_deterministic(base: Path, tmp_path: Path, algo: str) -> None:
     cfg = _cfg(algo=algo, steps=40, ckpt_every=40)
     a = train(cfg, base, tmp_path / "a", _source(cfg))
@@ -99,6 +100,7 @@ def test_staleness_trains_on_rollouts_of_the_policy_s_steps_back(base: Path,
     assert all(r["log_ratio"] > 0 for r in rows[1:])
 
 
+@pytest.mark.slow
 def test_kill_and_resume_gives_the_same_weights(base: Path, tmp_path: Path) -> None:
     (tmp_path / "rewardmod.py").write_text(REWARD_MODULE)
     config = {"algo": "grpo", "steps": 16, "prompts_per_step": 3, "k": 4,

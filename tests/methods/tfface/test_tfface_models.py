@@ -111,6 +111,7 @@ def test_relaxed_wta_picks_the_closest_mode() -> None:
     assert float(relaxed) > float(loss)
 
 
+@pytest.mark.slow
 def test_trained_predictors_beat_constant_velocity() -> None:
     inputs, true = _problem(300, 60, seed=1)
     cv = _min_ade(constant_velocity(inputs, {}, 0), true)

@@ -77,6 +77,7 @@ def test_task_ids_scale_and_option_errors() -> None:
         udm_module.udm_grpo(method="ppo")
 
 
+@pytest.mark.slow
 def test_end_to_end_eval_runs_both_trainers_on_a_tiny_world(tmp_path: Path) -> None:
     task = udm_module.udm_grpo(
         n_seeds=2, vocab=4, length=5, n_constraints=4, n_corpus=256, rl_steps=6, group=8,
