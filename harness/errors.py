@@ -16,12 +16,11 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO, TypeVar
 
 __all__ = [
-    "DataFileError",
-    "USER_ERRORS",
     "UserInputError",
     "debug_requested",
     "guarded",
     "report_user_error",
+    "user_errors",
 ]
 
 EXIT_USER_ERROR = 2
@@ -31,27 +30,14 @@ class UserInputError(ValueError):
     """An input the user gave is wrong; the message says which and where, in one line."""
 
 
-class DataFileError(UserInputError):
-    """A data file (a benchmark's records) cannot be used: missing, unreadable, malformed
-    at a line, or holding a duplicate id. The message names the file and the line."""
-
-    def __init__(self, path: object, reason: str, line: int | None = None) -> None:
-        self.path = str(path)
-        self.line = line
-        self.reason = reason
-        where = f"{path}:{line}" if line is not None else f"{path}"
-        super().__init__(f"{where}: {reason}")
-
-
-def _user_errors() -> tuple[type[BaseException], ...]:
+def user_errors() -> tuple[type[BaseException], ...]:
+    """The exception classes reported as one line (a data file's ``DataFileError`` from
+    ``environments/`` is a ``ValueError``); imported on use, so importing this is cheap."""
     from harness.atomic import OutputWriteError
 
     return (UserInputError, OutputWriteError, FileNotFoundError, IsADirectoryError,
             NotADirectoryError, PermissionError, UnicodeDecodeError, ValueError)
 
-
-USER_ERRORS = _user_errors
-"""The exception classes reported as one line (a callable, so importing is cheap)."""
 
 
 def debug_requested(argv: Sequence[str] | None = None) -> bool:
@@ -96,5 +82,5 @@ def guarded(main: Callable[[], T], argv: Sequence[str] | None = None) -> T:
         sys.argv = [a for a in sys.argv if a != "--debug"]
     try:
         return main()
-    except USER_ERRORS() as exc:
+    except user_errors() as exc:
         report_user_error(exc, debug=debug)

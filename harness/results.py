@@ -787,13 +787,10 @@ def _compare_copies(kept: _Log, copy: _Log) -> None:
     theirs = copy.frame.select(_COMPARED)
     joined = theirs.join(mine, on=["sample_id", "epoch", "score_key"], how="left",
                          suffix="_kept", nulls_equal=True)
-    missing = joined.filter(pl.col("score_value_kept").is_null()
-                            & pl.col("error_kept").is_null()
-                            & (pl.col("score_value").is_not_null() | pl.col("error").is_not_null()))
-    differ = joined.filter(
+    # a sample the kept copy lacks has null there, so it differs too
+    bad = joined.filter(
         ~pl.col("score_value").eq_missing(pl.col("score_value_kept"))
-        | ~pl.col("error").eq_missing(pl.col("error_kept")))
-    bad = pl.concat([missing, differ]).unique(["sample_id", "epoch"])
+        | ~pl.col("error").eq_missing(pl.col("error_kept"))).unique(["sample_id", "epoch"])
     if bad.height:
         first = bad.row(0, named=True)
         raise DuplicateLogError(

@@ -125,15 +125,24 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
         return pl.read_parquet(path).to_dicts()
     if path.suffix in (".jsonl", ".json"):
         # a .json of JSON lines is read as lines (hub exports do this): by its first byte
-        text_start = path.read_bytes()[:4096].lstrip() if path.is_file() else b""
         numbered = read_records(path, json_lines=path.suffix == ".jsonl"
-                                or not text_start.startswith(b"["))
+                                or not _starts_with_array(path))
         for index, (line, row) in enumerate(numbered):
             if not isinstance(row, dict):
                 raise DataFileError(path, f"record {index} is a {type(row).__name__}, "
                                           "expected a JSON object", line)
         return [row for _, row in numbered]
     raise DataFileError(path, "unsupported dataset file: use .parquet, .jsonl or .json")
+
+
+def _starts_with_array(path: Path) -> bool:
+    """Whether the file's first non-blank byte opens a JSON array (a missing or unreadable
+    file answers False; :func:`read_records` then names what is wrong with it)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(4096).lstrip().startswith(b"[")
+    except OSError:
+        return False
 
 
 def load_records(source: str | Path, config: str = "default",

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from harness.factorial.report.options import Spec
@@ -22,7 +21,7 @@ from harness.stats import (
     Estimate,
     bound_reached,
     claim_verdict,
-    is_proportion_score,
+    is_binary,
     minimum_detectable_difference,
     paired_difference,
     score_mean_ci,
@@ -92,7 +91,7 @@ def verdict_section(scored: pl.DataFrame, spec: Spec, claim: Claim | None,
     values = rows.get_column(spec.response).to_numpy().astype(float)
     bounds = claim.bounds or ((0.0, 1.0) if values.min() >= 0.0 and values.max() <= 1.0
                               else None)
-    binary = is_proportion_score(values) or bool(np.all((values == 0.0) | (values == 1.0)))
+    binary = is_binary(values)
     estimates = {end: _arm(part, spec, bounds, binary) for end, part in arms.items()}
     at = {end: bound_reached(est, bounds, claim.margin,
                              arms[end].get_column(spec.response).to_numpy().astype(float))
