@@ -21,7 +21,13 @@ import numpy as np
 import polars as pl
 
 from harness.atomic import staged_folder
-from harness.results import LogAccount, apply_errored_policy, load_results, with_unreported_keys
+from harness.results import (
+    LogAccount,
+    apply_errored_policy,
+    load_results,
+    read_score_metadata,
+    with_unreported_keys,
+)
 from harness.stats import is_proportion_score, score_mean_ci
 from leaderboards.exports import project_document, rel_path, write_eee, write_json
 from leaderboards.site import write_site
@@ -157,6 +163,21 @@ def _copy_logs(frame: pl.DataFrame, empty: list[dict[str, Any]], folder: Path
     return frame, [{**e, "log_file": mapping[e["log_file"]]} for e in empty]
 
 
+AUTO_SUBMIT_SCORERS = {"causalgame": "causalgame_scorer"}
+"""Benchmarks (name prefix) whose scorer marks an episode the suite submitted for the agent
+(``auto_submitted`` in the score metadata): such a score is the fallback design's, not the
+model's, so the board counts them per entry next to the N/A count."""
+
+
+def auto_submitted_count(bench: str, logs: Sequence[str | Path]) -> int | None:
+    """How many of an entry's episodes were auto-submitted (None: not such a benchmark)."""
+    scorer = next((v for k, v in AUTO_SUBMIT_SCORERS.items() if bench.startswith(k)), None)
+    if scorer is None or not logs:
+        return None
+    meta = read_score_metadata([Path(p) for p in logs], scorer)
+    return sum(bool(json.loads(m).get("auto_submitted")) for m in meta["metadata"])
+
+
 def _cell(value: Any, digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and value != value):
         return "—"
@@ -208,7 +229,10 @@ def markdown(document: Mapping[str, Any], title: str = "Leaderboard") -> str:
                   "tokens/sample | cost | work s/sample |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for e in bench["entries"]:
-            na = f" (+{e['n_na']} N/A)" if e.get("n_na") else ""
+            notes = [f"+{e['n_na']} N/A"] if e.get("n_na") else []
+            if e.get("n_auto_submitted"):
+                notes.append(f"{e['n_auto_submitted']} auto-submitted")
+            na = f" ({', '.join(notes)})" if notes else ""
             lines.append(
                 f"| {e['rank']} | {e['rank_lo']}–{e['rank_hi']} | {_cell(e['model'])} | "
                 f"{_cell(e['agent'])} | {_cell(e['setup'])} | {_cell(e['score'])} | "
@@ -251,6 +275,11 @@ def build(log_dir: LogDirs, out_dir: str | Path, options: Options | None = None,
         paths["logs"] = out / "logs"
     board: Leaderboard = compute(frame, options, empty_logs=empty)
     document = project_document(board, out)
+    for bench in document["benchmarks"]:
+        for entry in bench["entries"]:
+            n_auto = auto_submitted_count(bench["name"], [out / p for p in entry["logs"]])
+            if n_auto is not None:
+                entry["n_auto_submitted"] = n_auto
     document["counting"] = {k: v for k, v in account.as_dict().items() if k != "set_aside"}
     document["counting"]["line"] = account.line()
     document["counting"]["set_aside"] = [

@@ -1,0 +1,191 @@
+"""Committed CausalGame logs rescored under the published protocol, at zero compute.
+
+    harness causalgame rescore LOG_OR_DIR [...] [--json] [--markdown]
+
+Why: under the suite protocol (the default) an episode that ends without a submission is
+auto-submitted with its best observed design, or, with an agent that does not auto-submit
+(a generic react agent), scored 0 survival; the published leaderboard counts both as
+**N/A** (no value, left out of the mean, counted). Every committed real-model agentic
+episode of the ladder ended that way, so its suite score is the default design's, not the
+model's. Rescoring reads only the logs (``harness.results``): each episode's score
+metadata says whether the agent itself submitted; an episode it did not submit becomes
+N/A and the rest keep their Stage-2 survival. Reported per run (log file): episodes,
+auto-submitted, unsubmitted, N/A under the published protocol with the N/A rate and its
+Wilson interval, the suite mean (as logged) and the published mean (submitted episodes
+only, the leaderboard's per-cell statistics from :mod:`environments.causalgame.compare`).
+
+The published protocol also runs the released game (``compat=original``): a suite log run
+with ``compat=intended`` is rescored for N/A accounting only, which the ``compat`` column
+says.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from environments.causalgame.compare import run_stats
+from harness.results import list_logs, read_results, read_score_metadata
+from harness.stats import wilson_ci
+
+SURVIVAL_KEY = "causalgame_scorer/survival"
+MODEL_FREE_PROVIDERS = ("none/", "scripted/", "mockllm/")
+"""Providers that are no model: reference agents and scripted policies."""
+
+
+def agent_submitted(meta: Mapping[str, Any], answer_design: Any = None) -> bool:
+    """Whether the agent itself submitted a design (not the suite's auto-submission).
+
+    Logs since 1.2.0 record ``submitted`` (a final design exists) and ``auto_submitted``;
+    1.0/1.1 logs record only ``auto_submitted``, and there every episode has a final design
+    (the suite auto-submitted the rest), so ``submitted`` defaults to True.
+    """
+    if meta.get("auto_submitted"):
+        return False
+    submitted = meta.get("submitted")
+    return True if submitted is None else bool(submitted)
+
+
+def episode_rows(path: str | Path) -> list[dict[str, Any]]:
+    """One row per (sample, epoch) of one log: scenario, trial, suite and published survival.
+
+    ``suite``: the survival the log holds (None where the log itself is N/A); ``published``:
+    the same value where the agent submitted, None (N/A) where it did not.
+    """
+    frame = read_results(path)
+    if frame.height == 0:
+        return []
+    frame = frame.filter(frame["score_key"] == SURVIVAL_KEY)
+    meta = {
+        (r["sample_id"], r["epoch"]): json.loads(r["metadata"])
+        for r in read_score_metadata(path, "causalgame_scorer").iter_rows(named=True)
+    }
+    rows = []
+    for r in frame.iter_rows(named=True):
+        m = meta.get((r["sample_id"], r["epoch"]), {})
+        value = None if r["error"] is not None else r["score_value"]
+        submitted = agent_submitted(m)
+        rows.append({
+            "scenario": m.get("scenario", r["sample_id"]), "trial": int(r["epoch"]),
+            "suite": value, "published": value if submitted else None,
+            "auto_submitted": bool(m.get("auto_submitted")), "agent_submitted": submitted,
+            "errored": r["error"] is not None, "protocol": m.get("protocol") or "suite",
+            "compat": m.get("compat"),
+        })
+    return rows
+
+
+def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Counts, the N/A rate with its Wilson interval, and both protocols' means (percent).
+
+    The published mean is the leaderboard's: per-scenario cell means of the submitted
+    trials, then the mean of the cells (``run_stats``); the suite mean is the plain mean of
+    the logged values (what the suite's board shows)."""
+    n = len(rows)
+    n_na = sum(1 for r in rows if r["published"] is None)
+    suite_values = [float(r["suite"]) for r in rows if r["suite"] is not None]
+    # a log run under the published protocol has no suite value for its N/A episodes (no
+    # design was auto-submitted): its suite mean is unknown, not the submitted ones' mean
+    suite_known = all(r["suite"] is not None for r in rows if not r["errored"])
+    published = run_stats(
+        {"scenario": r["scenario"], "trial": r["trial"], "survival": r["published"]}
+        for r in rows
+    )["avg"]
+    na = wilson_ci(n_na, n) if n else None
+    return {
+        "episodes": n,
+        "auto_submitted": sum(1 for r in rows if r["auto_submitted"]),
+        "unsubmitted": sum(1 for r in rows if not r["auto_submitted"] and not r["agent_submitted"]),
+        "errored": sum(1 for r in rows if r["errored"]),
+        "na_published": n_na,
+        "na_rate": None if na is None else round(na.estimate, 4),
+        "na_ci": None if na is None else [round(na.lo, 4), round(na.hi, 4)],
+        "suite_mean": (round(100 * sum(suite_values) / len(suite_values), 2)
+                       if suite_values and suite_known else None),
+        "compat": next((r["compat"] for r in rows if r.get("compat")), None),
+        "published_mean": published["mean"],
+        "published_ci95": published["ci95"],
+        "published_cells": published["n_cells"],
+    }
+
+
+def _run_label(frame_row: Mapping[str, Any]) -> dict[str, Any]:
+    args = json.loads(frame_row.get("task_args") or "{}")
+    tags = [str(t) for t in frame_row.get("tags") or [] if not str(t).startswith("model=")]
+    return {"model": frame_row.get("model"), "solver": frame_row.get("solver"),
+            "tags": tags,
+            "mode": args.get("mode") or "agentic",
+            "protocol": args.get("protocol") or "suite", "scenarios": args.get("scenarios")}
+
+
+def rescore(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    """One summary per log file (a run), labelled with its model, solver and task args."""
+    out = []
+    for path in list_logs(list(paths)):
+        frame = read_results(path)
+        if frame.height == 0 or SURVIVAL_KEY not in set(frame["score_key"].to_list()):
+            continue
+        rows = episode_rows(path)
+        if not rows:
+            continue
+        summary = summarise(rows)
+        summary["compat"] = summary["compat"] or json.loads(
+            frame["task_args"][0] or "{}").get("compat")
+        out.append({"log": str(path), **_run_label(frame.row(0, named=True)), **summary})
+    return out
+
+
+def _fmt(value: Any, digits: int = 1) -> str:
+    return "—" if value is None else f"{float(value):.{digits}f}"
+
+
+def to_markdown(runs: Sequence[Mapping[str, Any]]) -> str:
+    """The runs as one table: both protocols side by side with the N/A counts."""
+    lines = [
+        "| model | solver | mode | compat | logged protocol | episodes | auto-submitted | "
+        "unsubmitted | suite survival % | published survival % (± 95% t) | N/A (published) | "
+        "N/A rate [95% Wilson] |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in runs:
+        ci = r["na_ci"]
+        rate = "—" if r["na_rate"] is None else (
+            f"{r['na_rate']:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]")
+        tags = f" ({', '.join(r['tags'])})" if r.get("tags") else ""
+        pub = _fmt(r["published_mean"])
+        if r["published_ci95"] is not None:
+            pub += f" ± {_fmt(r['published_ci95'])}"
+        lines.append(
+            f"| {r['model']} | {r['solver']}{tags} | {r['mode']} | {r['compat'] or '—'} | "
+            f"{r['protocol']} | {r['episodes']} | {r['auto_submitted']} | {r['unsubmitted']} | "
+            f"{_fmt(r['suite_mean'])} | {pub} | {r['na_published']} | {rate} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("logs", nargs="+", help="log files or folders of Inspect logs")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    parser.add_argument("--real-models", action="store_true",
+                        help="only runs of a model (drop the model-free reference agents)")
+    args = parser.parse_args(argv)
+    runs = rescore(args.logs)
+    if args.real_models:
+        runs = [r for r in runs
+                if not str(r["model"] or "none/").startswith(MODEL_FREE_PROVIDERS)]
+    if not runs:
+        print(f"no CausalGame runs under {' '.join(args.logs)}", file=sys.stderr)
+        return 1
+    print(json.dumps(runs, indent=1) if args.json else to_markdown(runs))
+    return 0
+
+
+if __name__ == "__main__":
+    from harness.errors import guarded
+
+    sys.exit(guarded(main))
