@@ -17,6 +17,7 @@ Leaderboards, factorial reports and the ANOVA code all take their intervals from
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -66,6 +67,10 @@ __all__ = [
     "mann_whitney_p",
     "one_sample_t_p",
     "sign_flip_p",
+    # the setup swing (issue 48) and the judges' agreement with intervals
+    "icc_bootstrap",
+    "main_effect_shares",
+    "setup_swing",
 ]
 
 Values = ArrayLike | pl.Series | Sequence[float]
@@ -1240,3 +1245,126 @@ def claim_verdict(contrast: Estimate, sign: int, size: float | None, mdd: float 
                                 f"could detect (MDE {mdd:.3g})")
     return "untestable", (f"{shown} includes both 0 and the claimed {size:g} although the "
                           f"planned MDE is {mdd:.3g}: the run was noisier than planned")
+
+
+# --------------------------------------------------------------------------- setup swing
+# (issue 48: how far the evaluation setup alone moves a model's score; the evaluatology
+# paper's headline. A setup is one combination of the setup factors' levels.)
+
+
+def setup_swing(
+    scores: ArrayLike, n_boot: int = 2000, level: float = 0.95, seed: int = 0
+) -> dict[str, Any]:
+    """The swing of a (setups x items) score matrix: max - min over the setups' means.
+
+    Each row is one setup, each column one item scored under every setup (NaN: no value,
+    e.g. an N/A episode, left out of that setup's mean; a setup with no value at all is
+    left out of the swing). Also the swing relative to the best setup's mean (the paper
+    reports "up to 70%"). Intervals: percentile bootstrap over items (the same resampled
+    items for every setup, so the setups stay paired). Max - min over noisy means is
+    biased upward: with few items the lower bound is the informative one.
+    """
+    x = np.asarray(scores, dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 1:
+        raise ValueError("need a (setups x items) matrix with at least 2 setups and 1 item")
+
+    def stats_of(cols: NDArray[np.int64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        sub = x[:, cols] if cols.ndim == 1 else x[:, cols].transpose(1, 0, 2)
+        with warnings.catch_warnings():  # an all-N/A setup is data, not a problem
+            warnings.simplefilter("ignore", RuntimeWarning)
+            means = np.nanmean(sub, axis=-1)
+            hi, lo = np.nanmax(means, axis=-1), np.nanmin(means, axis=-1)
+        swing = hi - lo
+        rel = np.where(hi > 0, swing / np.where(hi > 0, hi, 1.0), np.nan)
+        return swing, rel
+
+    swing, rel = stats_of(np.arange(x.shape[1]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        means = np.nanmean(x, axis=1)
+    boot = bootstrap_rows_ci(
+        x.shape[1],
+        {"swing": lambda idx: stats_of(idx)[0], "relative": lambda idx: stats_of(idx)[1]},
+        n_boot=n_boot, level=level, seed=seed,
+    )
+    finite = np.isfinite(means)
+    return {
+        "swing": float(swing), "lo": boot["swing"][0], "hi": boot["swing"][1],
+        "relative": None if not np.isfinite(rel) else float(rel),
+        "relative_lo": boot["relative"][0], "relative_hi": boot["relative"][1],
+        "setup_means": [None if not np.isfinite(m) else float(m) for m in means],
+        "argmax": int(np.nanargmax(means)) if finite.any() else None,
+        "argmin": int(np.nanargmin(means)) if finite.any() else None,
+        "n_items": int(x.shape[1]), "n_setups": int(finite.sum()), "level": level,
+    }
+
+
+def main_effect_shares(
+    y: Values, factors: dict[str, Sequence[str]], items: Sequence[str],
+    n_boot: int = 2000, level: float = 0.95, seed: int = 0,
+) -> dict[str, dict[str, float | None]]:
+    """Each factor's main-effect share of the total sum of squares, with bootstrap CIs.
+
+    ``SS_f = sum_levels n_l (mean_l - grand)^2`` over the rows, divided by the total SS;
+    ``item`` is the items' share the same way, ``rest`` what is left (interactions and
+    noise). For a balanced (full or regular fractional) design the main-effect SS are the
+    ANOVA's; the study report's ANOVA has the interactions. Intervals: percentile bootstrap
+    over items (all rows of a resampled item come along), so the item-level dependence of
+    the rows is kept. ``y`` must be finite (drop N/A rows first).
+    """
+    yv = np.asarray(y, dtype=np.float64)
+    if not np.isfinite(yv).all():
+        raise ValueError("main_effect_shares needs finite scores (drop N/A rows first)")
+    item_ids = sorted(set(items))
+    item_index = np.array([item_ids.index(i) for i in items])
+    codes = {name: np.unique(np.asarray(levels), return_inverse=True)[1]
+             for name, levels in {**factors, "item": list(items)}.items()}
+    rows_of = [np.flatnonzero(item_index == i) for i in range(len(item_ids))]
+
+    def shares(rows: NDArray[np.int64]) -> dict[str, float]:
+        v = yv[rows]
+        total = float(((v - v.mean()) ** 2).sum())
+        out: dict[str, float] = {}
+        for name, code in codes.items():
+            c = code[rows]
+            ss = sum(float((c == g).sum()) * (float(v[c == g].mean()) - float(v.mean())) ** 2
+                     for g in np.unique(c))
+            out[name] = ss / total if total > 0 else math.nan
+        out["rest"] = 1.0 - sum(out.values()) if total > 0 else math.nan
+        return out
+
+    point = shares(np.arange(len(yv)))
+
+    def boot_stat(name: str) -> Callable[[NDArray[np.int64]], NDArray[np.float64]]:
+        def stat(idx: NDArray[np.int64]) -> NDArray[np.float64]:
+            return np.array([shares(np.concatenate([rows_of[i] for i in draw]))[name]
+                             for draw in idx])
+        return stat
+
+    boot = bootstrap_rows_ci(len(item_ids), {n: boot_stat(n) for n in point},
+                             n_boot=n_boot, level=level, seed=seed)
+    return {n: {"share": None if not math.isfinite(point[n]) else point[n],
+                "lo": boot[n][0], "hi": boot[n][1]} for n in point}
+
+
+def icc_bootstrap(
+    ratings: np.ndarray, n_boot: int = 2000, level: float = 0.95, seed: int = 0
+) -> dict[str, Any]:
+    """:func:`icc` with percentile bootstrap intervals over items (rows resampled)."""
+    x = np.asarray(ratings, dtype=float)
+    point = icc(x)
+    out: dict[str, Any] = dict(point)
+    if point["icc2_1"] is None:
+        return {**out, **{f"{k}_ci": None for k in ("icc2_1", "icc2_k", "icc3_1")}}
+    x = x[~np.isnan(x).any(axis=1)]
+
+    def stat(key: str) -> Callable[[NDArray[np.int64]], NDArray[np.float64]]:
+        def one(idx: NDArray[np.int64]) -> NDArray[np.float64]:
+            vals = [icc(x[draw])[key] for draw in idx]
+            return np.array([math.nan if v is None else float(v) for v in vals])
+        return one
+
+    keys = ("icc2_1", "icc2_k", "icc3_1")
+    boot = bootstrap_rows_ci(len(x), {k: stat(k) for k in keys}, n_boot=n_boot,
+                             level=level, seed=seed)
+    return {**out, **{f"{k}_ci": list(boot[k]) for k in keys}}

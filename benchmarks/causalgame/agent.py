@@ -29,7 +29,7 @@ from typing import Any
 from inspect_ai.model import ChatMessageTool, ChatMessageUser, execute_tools, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from benchmarks.causalgame.session import current_game, current_protocol
+from benchmarks.causalgame.session import auto_submit_setting, current_game, current_protocol
 from environments.causalgame import Game, GameError
 from environments.causalgame.game import MAX_DEPLOYS
 
@@ -56,7 +56,9 @@ def turn_message(game: Game, turn: int, max_turns: int, grace: bool) -> str:
     if grace:
         parts.append(
             "URGENT: exploration is over. Call submit_final_design NOW with your "
-            "best design; otherwise your best observed design is auto-submitted."
+            "best design; otherwise "
+            + ("your best observed design is auto-submitted." if auto_submit_enabled()
+               else "the run ends without a submission.")
         )
     elif left <= 0:
         parts.append("WARNING: this is your last turn. Submit your final design now.")
@@ -80,12 +82,23 @@ def reflection_prompt(game: Game) -> str:
     )
 
 
-def auto_submit(game: Game, protocol: str | None = None) -> None:
-    """Submit the best observed design (or the default design if nothing was deployed).
+def auto_submit_enabled(protocol: str | None = None, agent_default: bool = True) -> bool:
+    """Whether an unsubmitted run gets the fallback design.
 
-    Under ``protocol=published`` nothing is submitted: the run stays unsubmitted (N/A).
-    """
-    if game.game_over or (protocol or current_protocol()) == "published":
+    The task's ``auto_submit`` option decides when set; unset, the protocol and the agent do:
+    under ``protocol=published`` never (N/A), under the suite protocol when the agent's
+    own default says so (the benchmark's agents: yes; a generic agent: no)."""
+    setting = auto_submit_setting()
+    if setting is not None:
+        return setting
+    return agent_default and (protocol or current_protocol()) != "published"
+
+
+def auto_submit(game: Game, protocol: str | None = None, agent_default: bool = True) -> None:
+    """Submit the best observed design (or the default design if nothing was deployed),
+    when :func:`auto_submit_enabled` (under ``protocol=published`` and without the task's
+    ``auto_submit=true``, nothing is submitted: the run stays unsubmitted, N/A)."""
+    if game.game_over or not auto_submit_enabled(protocol, agent_default):
         return
     best = game.best_observed()
     try:
@@ -110,6 +123,7 @@ def causalgame_agent(
     idle_limit: int = 10,
     error_limit: int = 5,
     reflect: bool = True,
+    max_turns: int | None = None,
 ) -> Solver:
     """The turn-based tool-calling agent of the benchmark (see module docstring).
 
@@ -119,12 +133,15 @@ def causalgame_agent(
         idle_limit: Stop after this many turns without a deploy or a submission.
         error_limit: Stop after this many consecutive turns ending in a tool error.
         reflect: Ask for the reflection report after the submission.
+        max_turns: Turns before the grace turns (default: the deploy budget + 10, the
+            released harness's); smaller for a budgeted study on a slow model.
     """
+    turn_limit = MAX_DEPLOYS + 10 if max_turns is None else max_turns
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         game = current_game()
         model = get_model()
-        max_turns = MAX_DEPLOYS + 10
+        max_turns = turn_limit
         idle = errors = grace_used = 0
         turn = 0
         while not game.game_over:

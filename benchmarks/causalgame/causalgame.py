@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import GenerateConfig
 
 from benchmarks.causalgame.agent import causalgame_agent, opencode_agent, prompting_solver
 from benchmarks.causalgame.scorer import causalgame_scorer, keep_epochs
@@ -44,7 +45,7 @@ DEFAULT_AGENT: Literal["react", "opencode"] = "react"
 PUBLISHED_COMPAT = "original"  # the leaderboard was made with the released game
 DEFAULT_ARCHIVIST: Literal["matcher", "model"] = "matcher"
 DEFAULT_SANDBOX: str | None = "bwrap"
-VERSION = "1.3.0"
+VERSION = "1.4.0"
 
 
 def record_to_sample(record: dict[str, Any]) -> Sample:
@@ -152,6 +153,8 @@ def causalgame(
     sandbox: str | None = DEFAULT_SANDBOX,
     enforce_ranges: bool | None = None,
     enforce_budget: bool = False,
+    auto_submit: bool | None = None,
+    max_tokens: int | None = None,
 ) -> Task:
     """CausalGame: one sample per scenario (id and metadata ``scenario`` = the scenario id).
 
@@ -173,6 +176,13 @@ def causalgame(
         sandbox: ``bwrap`` for the Python analysis tool, or ``none`` to drop that tool.
         enforce_ranges: Reject DEF outside the advertised range (default: on in intended).
         enforce_budget: Reject designs whose total DEF exceeds the advertised budget.
+        auto_submit: Unset (default): the protocol and the agent decide (the benchmark's
+            agents auto-submit under ``suite``; nothing is under ``published``; a generic
+            agent never does). ``true``: every run left unsubmitted gets its best observed
+            design at scoring, whatever the agent or protocol; ``false``: never (an
+            unsubmitted run scores 0 under ``suite``, N/A under ``published``). An
+            evaluation-setup factor of its own (the setup-swing study).
+        max_tokens: Token cap of every model reply (default: the model's own).
     """
     if protocol not in ("suite", "published"):
         raise ValueError(f"protocol must be 'suite' or 'published', got {protocol!r}")
@@ -199,6 +209,7 @@ def causalgame(
             enforce_ranges=enforce_ranges,
             enforce_budget=enforce_budget,
             protocol=protocol,
+            auto_submit=auto_submit,
         )
     ]
     if mode == "agentic":
@@ -213,6 +224,7 @@ def causalgame(
         solver=solver,
         scorer=[causalgame_scorer(), tool_call_validity(), prompt_cost()],
         epochs=Epochs(epochs, keep_epochs()),
+        config=GenerateConfig(max_tokens=max_tokens) if max_tokens else GenerateConfig(),
         sandbox=(analysis_sandbox() if sandbox == "bwrap" else sandbox) if with_sandbox else None,
         version=VERSION,
         metadata={
@@ -222,5 +234,6 @@ def causalgame(
             "protocol": protocol,
             "mode": mode,
             "agent": agent if mode == "agentic" else None,
+            "auto_submit": auto_submit,
         },
     )

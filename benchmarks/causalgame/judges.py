@@ -27,7 +27,12 @@ import numpy as np
 from inspect_ai.model import ChatMessage, GenerateConfig, get_model
 from pydantic import TypeAdapter
 
-from benchmarks.causalgame.scorer import judge_episode, parse_judgement, trajectory_summary
+from benchmarks.causalgame.scorer import (
+    JUDGE_RETRIES,
+    judge_episode,
+    parse_judgement,
+    trajectory_summary,
+)
 from environments.causalgame.rubric import (
     CRITERIA_IDS,
     failure_mode,
@@ -36,7 +41,13 @@ from environments.causalgame.rubric import (
     weighted_score,
 )
 from harness.results import list_logs, read_results, read_sample_messages, read_score_metadata
-from harness.stats import icc
+from harness.stats import icc_bootstrap, wilson_ci
+
+LADDER_JUDGES = ("embedded/smollm2-135m;n_ctx=8192", "embedded/qwen2.5-coder-0.5b",
+                 "embedded/qwen2.5-coder-1.5b")
+"""The offline default panel (the ladder's rungs); any Inspect model works in its place:
+an API model (``openai/...``), a served one (``openai-api/local/<name>`` against
+``harness serve``)."""
 
 _MESSAGES = TypeAdapter(list[ChatMessage])
 
@@ -84,8 +95,11 @@ def _trajectory(ep: dict[str, Any], budget: int) -> tuple[str, str]:
 
 
 async def judge_all(eps: list[dict[str, Any]], judge_names: list[str], budget: int,
-                    max_tokens: int) -> list[dict[str, Any]]:
-    """Every episode judged by every judge (one model at a time, in order)."""
+                    max_tokens: int, retries: int = JUDGE_RETRIES,
+                    constrained: bool = True) -> list[dict[str, Any]]:
+    """Every episode judged by every judge (one model at a time, in order); each judge
+    answers through the forced verdict tool (``constrained``) and is retried for what it
+    left unreadable."""
     config = GenerateConfig(max_tokens=max_tokens, temperature=0.0)
     judges = [get_model(name, config=config, **args)
               for name, args in map(parse_judge, judge_names)]
@@ -94,7 +108,7 @@ async def judge_all(eps: list[dict[str, Any]], judge_names: list[str], budget: i
         trajectory, report = _trajectory(ep, budget)
         start = time.perf_counter()
         judgements = await judge_episode(judges, ep["scenario"], ep["compat"], report,
-                                         trajectory, ep["final"])
+                                         trajectory, ep["final"], retries, constrained)
         per_judge = [{k: v["score"] for k, v in j["criteria"].items()} for j in judgements]
         mean = mean_verdicts(per_judge)
         results.append({**ep, "seconds": round(time.perf_counter() - start, 1),
@@ -135,15 +149,32 @@ def agreement(results: list[dict[str, Any]]) -> dict[str, Any]:
         j["criteria"][c]["verdict"] == "MISSING"
         for r in results for j in r["judgements"] for c in CRITERIA_IDS
     )
-    return {"criterion_level": icc(crit), "episode_level": icc(episode),
-            "missing_verdicts": int(missing), "ratings": int(crit.size)}
+    by_judge: dict[str, int] = {}
+    for r in results:
+        for j in r["judgements"]:
+            by_judge[j["judge"]] = by_judge.get(j["judge"], 0) + sum(
+                j["criteria"][c]["verdict"] == "MISSING" for c in CRITERIA_IDS)
+    returned = wilson_ci(int(crit.size - missing), int(crit.size)) if crit.size else None
+    return {"criterion_level": icc_bootstrap(crit), "episode_level": icc_bootstrap(episode),
+            "missing_verdicts": int(missing), "ratings": int(crit.size),
+            "returned_share": None if returned is None else returned.estimate,
+            "returned_ci": None if returned is None else [returned.lo, returned.hi],
+            "missing_by_judge": by_judge,
+            "attempts": sum(int(j.get("attempts", 1)) for r in results
+                            for j in r["judgements"])}
 
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("logs", nargs="*")
-    parser.add_argument("--judges", help="three (or more) models, comma list")
+    parser.add_argument("--judges", default=",".join(LADDER_JUDGES),
+                        help="three (or more) models, comma list; 'name;key=value' passes "
+                             "model args (default: the ladder's three rungs)")
+    parser.add_argument("--retries", type=int, default=JUDGE_RETRIES,
+                        help="extra attempts for the criteria a reply left unreadable")
+    parser.add_argument("--free", action="store_true",
+                        help="free-text JSON replies instead of the forced verdict tool")
     parser.add_argument("--reparse", help="a judgements file: re-read its stored replies")
     parser.add_argument("--limit", type=int, default=None, help="first N episodes only")
     parser.add_argument("--budget", type=int, default=6000, help="trajectory characters")
@@ -158,14 +189,15 @@ def main(argv: list[str] | None = None) -> int:
                                              indent=1), encoding="utf-8")
         print(json.dumps(summary, indent=1))
         return 0
-    if not args.judges or not args.logs:
-        parser.error("give LOG... and --judges (or --reparse FILE)")
+    if not args.logs:
+        parser.error("give LOG... (or --reparse FILE)")
     eps = episodes(args.logs, args.limit)
     if not eps:
         print("no CausalGame episodes found", file=sys.stderr)
         return 1
     names = [n.strip() for n in args.judges.split(",") if n.strip()]
-    results = asyncio.run(judge_all(eps, names, args.budget, args.max_tokens))
+    results = asyncio.run(judge_all(eps, names, args.budget, args.max_tokens, args.retries,
+                                    not args.free))
     summary = summarise(names, results)
     Path(args.out).write_text(json.dumps({"summary": summary, "results": results}, indent=1),
                               encoding="utf-8")

@@ -25,7 +25,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from inspect_ai.model import ChatMessage, Model, get_model, model_roles
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageUser,
+    Model,
+    ModelOutput,
+    get_model,
+    model_roles,
+)
 from inspect_ai.scorer import (
     Metric,
     SampleScore,
@@ -38,12 +46,19 @@ from inspect_ai.scorer import (
     scorer,
 )
 from inspect_ai.solver import TaskState
+from inspect_ai.tool import ToolFunction, ToolInfo, ToolParam, ToolParams
 
-from benchmarks.causalgame.agent import REPORT_STORE_KEY
-from benchmarks.causalgame.session import current_game, current_protocol, release_game
+from benchmarks.causalgame.agent import REPORT_STORE_KEY, auto_submit
+from benchmarks.causalgame.session import (
+    auto_submit_setting,
+    current_game,
+    current_protocol,
+    release_game,
+)
 from environments.causalgame import Game
 from environments.causalgame.rubric import (
     CRITERIA,
+    CRITERIA_IDS,
     VERDICTS,
     failure_mode,
     ground_truth,
@@ -167,18 +182,97 @@ def parse_verdicts(text: str) -> dict[str, float]:
     return {k: float(v["score"]) for k, v in parse_judgement(text).items()}
 
 
+VERDICT_TOOL = "record_verdicts"
+JUDGE_RETRIES = 2
+"""Extra attempts a judge gets for the criteria its reply left unreadable (each retry shows
+it the parse error and asks for those criteria only)."""
+
+
+def verdict_tool(criteria: Sequence[str]) -> ToolInfo:
+    """The forced tool a judge answers through: one object per criterion, the verdict an
+    enum. A forced tool call is what every provider can constrain: the embedded ladder
+    decodes it under a JSON-schema grammar, API and served models use their native forced
+    tool calling, so the reply is the verdict object by construction."""
+    def one(cid: str) -> ToolParam:
+        return ToolParam(
+            type="object", description=f"verdict on criterion {cid}",
+            properties={
+                "verdict": ToolParam(type="string", enum=list(VERDICTS)),
+                "reasoning": ToolParam(type="string", description="one sentence"),
+            },
+            required=["verdict", "reasoning"], additionalProperties=False,
+        )
+
+    return ToolInfo(
+        name=VERDICT_TOOL,
+        description="Record your verdict on every rubric criterion.",
+        parameters=ToolParams(properties={c: one(c) for c in criteria}, required=list(criteria)),
+    )
+
+
+def _reply_json(output: ModelOutput) -> tuple[str, str | None]:
+    """The reply's verdict JSON (the forced call's arguments, else the text) and the
+    parse error to show the judge on a retry (None when the call parsed)."""
+    calls = output.message.tool_calls or []
+    call = next((c for c in calls if c.function == VERDICT_TOOL), None)
+    if call is None:
+        return output.completion, f"no {VERDICT_TOOL} call in the reply"
+    if call.parse_error:
+        return output.completion, call.parse_error
+    return json.dumps(call.arguments), None
+
+
+async def judge_once(judge: Model, prompt: str, retries: int = JUDGE_RETRIES,
+                     constrained: bool = True) -> dict[str, Any]:
+    """One judge's verdicts: a forced ``record_verdicts`` call (``constrained``) or a free
+    JSON reply, retried for the criteria still missing with the parse error shown.
+
+    Returns ``{judge, criteria, raw, attempts, missing}``; ``missing`` lists the criteria
+    with no readable verdict after every attempt (they score 0 and are counted)."""
+    wanted = list(CRITERIA_IDS)
+    found: dict[str, dict[str, Any]] = {}
+    raw: list[str] = []
+    messages: list[ChatMessage] = [ChatMessageUser(content=prompt)]
+    attempts = 0
+    for _ in range(retries + 1):
+        attempts += 1
+        if constrained:
+            output = await judge.generate(
+                messages, tools=[verdict_tool(wanted)], tool_choice=ToolFunction(VERDICT_TOOL))
+            reply, error = _reply_json(output)
+        else:
+            output = await judge.generate(messages)
+            reply, error = output.completion, None
+        raw.append(reply[:4000])
+        parsed = parse_judgement(reply)
+        found.update({c: parsed[c] for c in wanted if parsed[c]["verdict"] != "MISSING"})
+        still = [c for c in CRITERIA_IDS if c not in found]
+        if not still:
+            break
+        why = error or "the reply was not one JSON object with a verdict for every criterion"
+        messages += [
+            ChatMessageAssistant(content=reply),
+            ChatMessageUser(content=(
+                f"Your reply could not be read ({why}); it had no usable verdict for "
+                f"{', '.join(still)}. Reply again for exactly those criteria, each with a "
+                "verdict (SATISFIED, PARTIALLY_SATISFIED or NOT_SATISFIED) and one sentence "
+                "of reasoning.")),
+        ]
+        wanted = still
+    parsed_all = parse_judgement("{}")
+    criteria = {c: found.get(c, parsed_all[c]) for c in CRITERIA_IDS}
+    return {"judge": str(judge), "criteria": criteria, "raw": "\n---\n".join(raw)[:8000],
+            "attempts": attempts, "missing": [c for c in CRITERIA_IDS if c not in found]}
+
+
 async def judge_episode(
     judges: Sequence[Model], scenario_id: str, compat: str, report: str, trajectory: str,
-    final: dict[str, Any] | None,
+    final: dict[str, Any] | None, retries: int = JUDGE_RETRIES, constrained: bool = True,
 ) -> list[dict[str, Any]]:
-    """Each judge's judgement: ``{judge, criteria: {id: {verdict, score, ...}}, raw}``."""
+    """Each judge's judgement: ``{judge, criteria: {id: {verdict, score, ...}}, raw,
+    attempts, missing}`` (see :func:`judge_once`)."""
     prompt = judge_prompt(scenario_id, compat, report, trajectory, final)
-    out = []
-    for judge in judges:
-        reply = await judge.generate(prompt)
-        out.append({"judge": str(judge), "criteria": parse_judgement(reply.completion),
-                    "raw": reply.completion[:4000]})
-    return out
+    return [await judge_once(judge, prompt, retries, constrained) for judge in judges]
 
 
 def bound_judges() -> list[Model]:
@@ -306,6 +400,8 @@ def causalgame_scorer() -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         game = current_game()
         try:
+            if game.final is None and auto_submit_setting():
+                auto_submit(game)  # -T auto_submit=true: any agent's unsubmitted run
             final = game.final or {}
             na = current_protocol() == "published" and game.final is None
             report = str(state.store.get(REPORT_STORE_KEY) or state.output.completion or "")
@@ -330,6 +426,7 @@ def causalgame_scorer() -> Scorer:
                     "seed": game.seed,
                     "compat": game.compat,
                     "protocol": current_protocol(),
+                    "auto_submit": auto_submit_setting(),
                     "submitted": game.final is not None,
                     "auto_submitted": bool(final.get("auto_submitted", False)),
                     "drones_used": game.drones_used,

@@ -19,6 +19,7 @@ from environments.causalgame import Game
 _GAMES: dict[str, Game] = {}
 STORE_KEY = "causalgame:session"
 PROTOCOL_KEY = "causalgame:protocol"
+AUTO_SUBMIT_KEY = "causalgame:auto_submit"
 PROTOCOLS = ("suite", "published")
 """``suite``: unsubmitted runs are auto-submitted (marked); ``published``: the leaderboard's
 protocol (released game behaviour, unsubmitted runs are N/A)."""
@@ -30,6 +31,17 @@ def current_protocol() -> str:
         return str(store().get(PROTOCOL_KEY) or "suite")
     except Exception:  # noqa: BLE001 - no sample context
         return "suite"
+
+
+def auto_submit_setting() -> bool | None:
+    """The running sample's ``auto_submit`` task option: None (the protocol and the agent
+    decide: the benchmark's agents auto-submit under the suite protocol), True (every
+    unsubmitted run is auto-submitted, whatever the agent or protocol) or False (never)."""
+    try:
+        value = store().get(AUTO_SUBMIT_KEY)
+    except Exception:  # noqa: BLE001 - no sample context
+        return None
+    return None if value is None else bool(value)
 
 
 def episode_seed(seed: int, scenario_id: str, epoch: int) -> int:
@@ -105,8 +117,11 @@ def start_game(
     enforce_ranges: bool | None = None,
     enforce_budget: bool = False,
     protocol: str = "suite",
+    auto_submit: bool | None = None,
 ) -> Solver:
-    """Create the sample's game (scenario from ``metadata['scenario']``) and its prompts."""
+    """Create the sample's game (scenario from ``metadata['scenario']``) and its prompts.
+
+    ``auto_submit``: see :func:`auto_submit_setting` (kept in the sample's store)."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
 
@@ -123,6 +138,7 @@ def start_game(
         _GAMES[key] = game
         store().set(STORE_KEY, key)
         store().set(PROTOCOL_KEY, protocol)
+        store().set(AUTO_SUBMIT_KEY, auto_submit)
         state.messages = [
             ChatMessageSystem(content=system_prompt(game)),
             ChatMessageUser(content=opening_message(game)),

@@ -8,7 +8,19 @@ from pathlib import Path
 from leaderboards.build import auto_submitted_count, build
 
 ROOT = Path(__file__).resolve().parents[3]
-LOGS = ROOT / "leaderboards/published/logs/causalgame"
+
+
+def _ladder_causalgame_logs() -> Path:
+    """The ladder board's committed CausalGame logs (the board folder was renamed from
+    leaderboards/published to leaderboards/ladder; either layout is accepted)."""
+    for board in ("ladder", "published"):
+        folder = ROOT / "leaderboards" / board / "logs" / "causalgame"
+        if folder.is_dir():
+            return folder
+    raise FileNotFoundError("no committed ladder CausalGame logs under leaderboards/")
+
+
+LOGS = _ladder_causalgame_logs()
 MODEL_LOG = LOGS / "causalgame_all--embedded_qwen2.5-coder-0.5b"
 ORACLE_LOG = LOGS / "causalgame_all--benchmarks_causalgame_agents_oracle"
 

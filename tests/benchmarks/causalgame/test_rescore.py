@@ -10,7 +10,19 @@ from benchmarks.causalgame.rescore import agent_submitted, main, rescore, summar
 from harness.stats import wilson_ci
 
 ROOT = Path(__file__).resolve().parents[3]
-LADDER_05B = ROOT / "leaderboards/published/logs/causalgame/causalgame_all--embedded_qwen2.5-coder-0.5b"
+
+
+def _ladder_causalgame_logs() -> Path:
+    """The ladder board's committed CausalGame logs (the board folder was renamed from
+    leaderboards/published to leaderboards/ladder; either layout is accepted)."""
+    for board in ("ladder", "published"):
+        folder = ROOT / "leaderboards" / board / "logs" / "causalgame"
+        if folder.is_dir():
+            return folder
+    raise FileNotFoundError("no committed ladder CausalGame logs under leaderboards/")
+
+
+LADDER_05B = _ladder_causalgame_logs() / "causalgame_all--embedded_qwen2.5-coder-0.5b"
 PROMPTING_15B = (ROOT / "benchmarks/causalgame/validation/logs/causalgame/"
                  "published-prompting-subset--embedded_qwen2.5-coder-1.5b")
 
