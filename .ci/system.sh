@@ -17,7 +17,8 @@ MIN_ENGINE_MAJOR=24
 MIN_COMPOSE="2.21.0"
 # python3-numpy/pandas: the system Python that bwrap sandboxes run analysis code with
 APT_PACKAGES=(bubblewrap debootstrap chromium chromium-driver util-linux procps git
-  build-essential cmake python3-venv python3-dev python3-numpy python3-pandas)
+  build-essential cmake python3-venv python3-dev python3-numpy python3-pandas
+  valgrind)  # valgrind: FormulaCode's cycles measure (callgrind)
 APT_UPDATED=0
 CLEANUP=()  # temporary folders, removed on exit whatever happens
 trap 'rm -rf "${CLEANUP[@]}"' EXIT

@@ -92,6 +92,14 @@ def check_chromium() -> Check:
                  "apt-get install chromium chromium-driver")
 
 
+def check_valgrind() -> Check:
+    """valgrind (callgrind): FormulaCode's cycles measure runs every timing under it."""
+    path = shutil.which("valgrind")
+    version = _run([path, "--version"]) if path else None
+    return Check("valgrind", bool(version), version or "absent",
+                 "apt-get install valgrind  (FormulaCode cycles tasks; bash .ci/system.sh apt)")
+
+
 def check_gpu() -> list[Check]:
     smi = _run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
     cuda = False
@@ -179,6 +187,7 @@ def run_checks() -> list[Check]:
     checks.append(check_bwrap())
     checks += check_sandbox_limits()
     checks.append(check_chromium())
+    checks.append(check_valgrind())
     checks += check_gpu()
     checks += check_models()
     checks += check_ladder()

@@ -17,6 +17,12 @@ fixed) and is also reported in ratio form,
 ``G(a) / G(o)`` (1.0 = as fast as the expert). Across tasks advantages are averaged
 arithmetically and speedups geometrically (spec §7.3); infra failures are excluded and
 counted, as the paper does.
+
+A ``cycles`` run (callgrind-simulated cycles, ``result["timer"] == "cycles"``) is exact:
+the same code in the same layout measures the same count in every process, whatever the
+load, so there is no sampling noise to test against. Its speedups count when they lie
+outside the noise floor (the run's base-vs-base copies, at least ``fcm.CYCLES_FLOOR``),
+its p-values are 0 (outside) or 1 (inside), and its CIs are the point values.
 """
 
 from __future__ import annotations
@@ -106,20 +112,32 @@ def evaluate(result: Mapping[str, Any], candidate: str, test: str = "t",
     a, o = fcm.speedups(base, expert, agent, higher)
     if gated:
         a = dict.fromkeys(o, 1.0)
+    exact = result.get("timer") == "cycles"
     if floor is None:
         floor, floor_source = fcm.noise_floor(result, exclude=(candidate,))
+        if exact and (floor_source == "default" or floor < fcm.CYCLES_FLOOR):
+            floor, floor_source = fcm.CYCLES_FLOOR, f"cycles minimum ({floor_source})"
     else:
         floor_source = "given"
-    p_o = {wl: workload_p(trees["baseline"], trees["expert"], wl, test) for wl in o}
-    p_a = ({wl: 1.0 for wl in a} if gated else
-           {wl: workload_p(trees["baseline"], tree, wl, test) for wl in a})
+    if exact:  # deterministic: outside the floor is the whole test
+        p_o = {wl: 0.0 if abs(math.log(v)) > floor else 1.0 for wl, v in o.items()}
+        p_a = {wl: 0.0 if not gated and abs(math.log(v)) > floor else 1.0
+               for wl, v in a.items()}
+    else:
+        p_o = {wl: workload_p(trees["baseline"], trees["expert"], wl, test) for wl in o}
+        p_a = ({wl: 1.0 for wl in a} if gated else
+               {wl: workload_p(trees["baseline"], tree, wl, test) for wl in a})
     a_eff, o_eff = fcm.counted(a, p_a, floor, alpha), fcm.counted(o, p_o, floor, alpha)
     advs, raw = fcm.level_advantages(a_eff, o_eff), fcm.level_advantages(a, o)
     ratios = fcm.ratio_advantages(a_eff, o_eff)
-    ci = advantage_cis(result, candidate, {w: a_eff[w] != 1.0 for w in a},
-                       {w: o_eff[w] != 1.0 for w in o}, gated, higher,
-                       test=test, floor=floor, alpha=alpha)
     g = fcm.geomean(a.values()) if a else math.nan
+    if exact:
+        ci = {"advantage": [advs["overall"]] * 2, "advantage_ratio": [ratios["overall"]] * 2,
+              "speedup": [g] * 2}
+    else:
+        ci = advantage_cis(result, candidate, {w: a_eff[w] != 1.0 for w in a},
+                           {w: o_eff[w] != 1.0 for w in o}, gated, higher,
+                           test=test, floor=floor, alpha=alpha)
     lo, hi = ci["speedup"]
     cvs = fcm.workload_cvs(tree)
     out.update(
@@ -140,7 +158,8 @@ def evaluate(result: Mapping[str, Any], candidate: str, test: str = "t",
         expert_workload_p=p_o,
         significant_workloads=sum(1 for w in a if a_eff[w] != 1.0),
         expert_significant_workloads=sum(1 for w in o if o_eff[w] != 1.0),
-        test=test, alpha=alpha, noise_floor=floor, noise_floor_source=floor_source,
+        test="exact" if exact else test, alpha=alpha, noise_floor=floor,
+        noise_floor_source=floor_source, measure="cycles" if exact else result.get("timer"),
         speedup_ci=ci["speedup"],
         speedup_significant=bool(math.isfinite(g) and not gated and abs(math.log(g)) > floor
                                  and (lo > 1.0 or hi < 1.0)),

@@ -24,6 +24,17 @@ rounds do not lower). ``oracle_significant`` /
 noise floor; ``oracle_advantage_ci`` should cover 0. ``tests_pass`` is the oracle passing
 the gate (tests and snapshots).
 
+Measures (issue 46): each task declares ``measure`` (``cycles`` or ``wall``). A cycles task
+is graded on callgrind-simulated cycles (``--cycles-rounds`` rounds, default 1: it is
+deterministic; each round at a layout of its own shared by the round's trees), whatever
+the load, with no ``control`` tree. Its workload CV is measured across fresh processes of
+the same code: the baseline and the ``noop`` copy (and every further round), so a
+one-round run has one. A wall task is graded
+only when ``host_noise.probe`` finds the host quiet just before it; otherwise its row says
+``not graded: host noise X%`` (counted in the acceptance, never averaged in as a number).
+``--grade-noisy-wall`` grades it anyway (diagnostics). The ``headline`` block is the
+geometric mean oracle speedup over the graded tasks, each in its own measure, and says so.
+
 The JSON ends with an ``acceptance`` block (:mod:`.acceptance`: each criterion of issue 21
 with its value, threshold, pass/fail and failing tasks); the exit code is 0 only when every
 criterion passes.
@@ -55,6 +66,43 @@ from environments.formulacode.grader import (
 from environments.formulacode.images import REPOS_IN_IMAGE, Container, ensure_family_image
 from environments.formulacode.pack import materialize
 from environments.formulacode.records import TaskRecord, load_records
+
+
+def not_graded_row(record: TaskRecord, probe: dict[str, Any]) -> dict[str, Any]:
+    """The row of a wall task skipped because the host was not quiet (the probe's figure)."""
+    return {"not_graded": f"host noise {probe['max_cv']:.1%}",
+            "host_noise_cv": probe["max_cv"], "quiet_cv": probe["quiet_cv"],
+            "timer": "wall", "measure": "wall", "kind": record.extra.get("kind"),
+            "infra_failure": None}
+
+
+def wall_gate(record: TaskRecord, settings: GradeSettings,
+              grade_noisy: bool = False) -> dict[str, Any] | None:
+    """The not-graded row when ``record`` is wall-timed and the host is not quiet now
+    (None: grade it). The probe runs on the CPUs the task's wall timer would use."""
+    if settings.for_task(record.extra).timer != "wall" or grade_noisy:
+        return None
+    probe = host_noise.probe()
+    return None if probe["quiet"] else not_graded_row(record, probe)
+
+
+def headline(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The run's headline: geometric mean oracle speedup over the graded tasks, each task
+    in its own measure (cycles for cycles tasks, wall for wall tasks), with the count of
+    each and of the tasks not graded."""
+    graded = {t: r for t, r in rows.items() if not r.get("not_graded")
+              and not r.get("infra_failure")}
+    by_measure: dict[str, int] = {}
+    for r in graded.values():
+        key = str(r.get("timer"))
+        by_measure[key] = by_measure.get(key, 0) + 1
+    speedups = [float(r["oracle_speedup"]) for r in graded.values()
+                if isinstance(r.get("oracle_speedup"), int | float)]
+    return {"oracle_speedup_geomean": metrics.geomean(speedups) if speedups else math.nan,
+            "tasks_by_measure": by_measure,
+            "not_graded": sum(1 for r in rows.values() if r.get("not_graded")),
+            "note": "each task in its declared measure: simulated cycles for cycles tasks, "
+                    "wall clock (quiet host only) for wall tasks"}
 
 
 def validate_task(box: Container, record: TaskRecord, settings: GradeSettings,
@@ -112,6 +160,8 @@ def summarise(result: dict[str, Any], settings: GradeSettings) -> dict[str, Any]
     """The summary row of one task's grading result (oracle and noop candidates)."""
     oracle, noop = evaluate(result, "oracle"), evaluate(result, "noop")
     baseline = (result.get("trees") or {}).get("baseline", {})
+    if result.get("timer") == "cycles":
+        baseline = fresh_processes(result)
     cvs = {wl: v for wl, v in metrics.workload_cvs(baseline).items() if math.isfinite(v)}
     dispersions = {wl: v for wl, v in metrics.workload_dispersions(baseline).items()
                    if math.isfinite(v)}
@@ -146,7 +196,9 @@ def summarise(result: dict[str, Any], settings: GradeSettings) -> dict[str, Any]
         "infra_failure": oracle["failure"] if oracle["infra_failure"] else None,
         "load": [result.get("load_before"), result.get("load_after")],
         "timer": result.get("timer"),
+        "measure": result.get("timer"),
         "expert_workload_speedups": expert_workload_speedups(result),
+        "cycles_counts": cycles_counts(result),
     }
 
 
@@ -163,6 +215,36 @@ def expert_workload_speedups(result: dict[str, Any]) -> dict[str, float]:
         mb, me = sorted(b)[len(b) // 2], sorted(e)[len(e) // 2]
         if mb > 0 and me > 0:
             out[wl] = mb / me
+    return out
+
+
+def fresh_processes(result: dict[str, Any]) -> dict[str, Any]:
+    """A cycles run's baseline with its copies (``control`` trees, the ``noop`` candidate)
+    as further rounds: every value is the same code measured in a fresh process, so the
+    CV over them is the measure's process-to-process CV, which a one-round run has no
+    other way to show."""
+    trees = result.get("trees") or {}
+    base = trees.get("baseline") or {}
+    copies = [trees[c] for c in dict.fromkeys([*(result.get("controls") or []), "noop"])
+              if c in trees]
+    medians: dict[str, list[Any]] = {}
+    for wl, vals in (base.get("round_medians") or {}).items():
+        medians[wl] = list(vals) + [v for c in copies
+                                    for v in (c.get("round_medians") or {}).get(wl, [])]
+    return {**base, "round_medians": medians}
+
+
+def cycles_counts(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per workload of a cycles run, baseline and expert: the first round's simulated
+    cycles with the instructions and L1/LL misses beside them (empty for other timers)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in ("baseline", "expert"):
+        tree = (result.get("trees") or {}).get(name) or {}
+        for wl, runs in (tree.get("cycles") or {}).items():
+            if runs:
+                first = runs[0]
+                out.setdefault(wl, {})[name] = {k: first.get(k) for k in
+                                                ("cycles", "ir", "l1_misses", "ll_misses")}
     return out
 
 
@@ -190,7 +272,7 @@ def select(records: list[TaskRecord], tasks: str | None) -> list[TaskRecord]:
 
 
 def run(tasks: str | None, settings: GradeSettings, local: bool = False,
-        raw_dir: Path | None = None) -> dict[str, Any]:
+        raw_dir: Path | None = None, grade_noisy_wall: bool = False) -> dict[str, Any]:
     """Validate the named tasks (ids or pack slugs, comma-separated) or all of them;
     ``local`` grades on this machine instead of in the task-family container."""
     records = select(load_records("pack"), tasks)
@@ -201,32 +283,41 @@ def run(tasks: str | None, settings: GradeSettings, local: bool = False,
     if not noise_start["quiet"]:
         print(f"[validate] warning: this machine is not quiet (a fixed loop varies by "
               f"{noise_start['max_cv']:.1%} on some CPU, bound {host_noise.QUIET_CV:.0%}); "
-              "timings will be noisy and the run is not an acceptance run",
+              "clock timings will be noisy (cycles tasks are not affected; wall tasks are "
+              "probed again before each and not graded while it stays noisy)",
               file=sys.stderr, flush=True)
     image = "local" if local else ensure_family_image()
 
     def report(record: TaskRecord, row: dict[str, Any]) -> None:
         out["tasks"][record.task_id] = row
+        if row.get("not_graded") and raw_dir is not None:  # kept for --regrade
+            raw_dir.mkdir(parents=True, exist_ok=True)
+            (raw_dir / f"{record.extra['pack_slug']}.json").write_text(json.dumps(
+                {"task_id": record.task_id, "not_graded": True, "row": row}))
         print(f"[validate] {record.task_id}: {row}", file=sys.stderr, flush=True)
 
     if local:
         for record in records:
-            report(record, validate_task_local(record, settings, raw_dir))
+            skipped = wall_gate(record, settings, grade_noisy_wall)
+            report(record, skipped or validate_task_local(record, settings, raw_dir))
     else:
         with Container(image) as box:
             for name, text in runtime_sources().items():
                 box.write(f"{REMOTE_RUNTIME}/{name}", text)
             for record in records:
-                report(record, validate_task(box, record, settings, raw_dir))
+                skipped = wall_gate(record, settings, grade_noisy_wall)
+                report(record, skipped or validate_task(box, record, settings, raw_dir))
     out["settings"] = {"rounds": settings.rounds, "repeat": settings.repeat,
                        "max_rounds": settings.max_rounds, "cv_target": settings.cv_target,
                        "sample_budget": settings.sample_budget,
-                       "timer": settings.timer, "image": image, "local": local,
+                       "timer": settings.timer, "cycles_rounds": settings.cycles_rounds,
+                       "grade_noisy_wall": grade_noisy_wall, "image": image, "local": local,
                        "python": sys.version.split()[0], "numpy": _numpy_version(),
                        "seconds": round(time.time() - t0, 1), "loadavg_start": load_start,
                        "loadavg_end": os.getloadavg(), "niceness": os.nice(0)}
     noise = [noise_start, host_noise.probe()]
     out["settings"]["host_noise"] = {"start": noise[0], "end": noise[1]}
+    out["headline"] = headline(out["tasks"])
     out["acceptance"] = acceptance.check(out["tasks"], cv_target=settings.cv_target,
                                          host_noise=noise)
     return out
@@ -242,9 +333,13 @@ def regrade(raw_dir: Path, settings: GradeSettings) -> dict[str, Any]:
     out: dict[str, Any] = {"tasks": {}}
     for path in files:
         saved = json.loads(path.read_text())
+        if saved.get("not_graded"):
+            out["tasks"][saved["task_id"]] = saved["row"]
+            continue
         out["tasks"][saved["task_id"]] = {**summarise(saved["result"], settings),
                                           "kind": saved.get("kind")}
     out["settings"] = {"regraded_from": str(raw_dir), "cv_target": settings.cv_target}
+    out["headline"] = headline(out["tasks"])
     out["acceptance"] = acceptance.check(out["tasks"], cv_target=settings.cv_target)
     return out
 
@@ -268,8 +363,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-rounds", type=int, default=10,
                         help="calibration: extra rounds for workloads above --cv-target")
     parser.add_argument("--cv-target", type=float, default=0.02)
-    parser.add_argument("--timer", choices=("task", "process_cpu", "process", "wall"),
-                        default="task", help="task = each task's declared timer")
+    parser.add_argument("--timer", choices=("task", "process_cpu", "process", "wall", "cycles"),
+                        default="task", help="task = each task's declared measure")
+    parser.add_argument("--cycles-rounds", type=int, default=1,
+                        help="rounds of a cycles task (deterministic; each its own layout)")
+    parser.add_argument("--grade-noisy-wall", action="store_true",
+                        help="grade wall tasks even when the host-noise probe is not quiet")
     parser.add_argument("--raw-dir", type=Path, default=None,
                         help="also write each task's raw grading result (timings) here")
     parser.add_argument("--regrade", type=Path, default=None, metavar="RAW_DIR",
@@ -278,11 +377,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = GradeSettings(rounds=args.rounds, repeat=args.repeat, timer=args.timer,
                              max_rounds=args.max_rounds, cv_target=args.cv_target,
-                             sample_budget=args.sample_budget, controls=["control"])
+                             sample_budget=args.sample_budget, controls=["control"],
+                             cycles_rounds=args.cycles_rounds)
     if args.regrade is not None:
         result = regrade(args.regrade, settings)
     else:
-        result = run(args.tasks, settings, local=args.local, raw_dir=args.raw_dir)
+        result = run(args.tasks, settings, local=args.local, raw_dir=args.raw_dir,
+                     grade_noisy_wall=args.grade_noisy_wall)
     print(json.dumps(result, indent=2 if not args.json else None, default=str))
     return 0 if result["acceptance"]["passed"] else 1
 

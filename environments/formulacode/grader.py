@@ -18,23 +18,40 @@ from pathlib import Path
 from typing import Any
 
 RUNTIME_DIR = Path(__file__).parent / "runtime"
-RUNTIME_FILES = ("fc_grade.py", "fc_bench.py")
+RUNTIME_FILES = ("fc_grade.py", "fc_bench.py", "fc_callgrind.py")
 REMOTE_RUNTIME = "/opt/fc_runtime"
 START, END = "FORMULACODE_RESULT_START", "FORMULACODE_RESULT_END"
 
 
-TIMERS = ("process_cpu", "wall")
+TIMERS = ("process_cpu", "wall", "cycles")
 DEFAULT_TIMER = "process_cpu"
+#: what a task may declare as its ``measure`` (task.json): ``cycles`` for single-threaded
+#: CPU-bound work (callgrind-simulated, load-proof), ``wall`` where the optimisation is
+#: parallelism or I/O hiding (graded only on a quiet host)
+MEASURES = ("cycles", "wall")
+
+
+def task_timer(meta: dict[str, Any]) -> str:
+    """The timer a task's metadata asks for: its ``measure`` when declared, else its
+    ``timer`` (older records), else the default."""
+    measure = meta.get("measure")
+    if measure is not None:
+        if measure not in MEASURES:
+            raise ValueError(f"unknown measure {measure!r}: one of {MEASURES}")
+        return str(measure)
+    return str(meta.get("timer") or DEFAULT_TIMER)
 
 
 @dataclass
 class GradeSettings:
     """How a task is measured (spec §5.3 resolution: >= 5 interleaved rounds).
 
-    ``timer``: ``process_cpu`` (CPU time on one pinned CPU, BLAS at one thread: robust to
-    co-tenants, blind to parallelism), ``wall`` (wall clock on the ``cpus`` CPU set with
-    that many threads: sees parallelism and I/O hiding) or ``task`` (what the task's
-    metadata declares, ``process_cpu`` when it declares nothing). ``max_rounds`` > ``rounds``
+    ``timer``: ``process_cpu`` (CPU time on one pinned CPU, BLAS at one thread: blind to
+    parallelism, and moved by co-tenants through the shared caches), ``cycles``
+    (callgrind-simulated cycles of the measured calls: deterministic whatever the load,
+    one thread only), ``wall`` (wall clock on the ``cpus`` CPU set with that many threads:
+    sees parallelism and I/O hiding) or ``task`` (what the task's metadata declares: its
+    ``measure``, else its ``timer``, else ``process_cpu``). ``max_rounds`` > ``rounds``
     turns on round calibration: extra rounds for workloads whose CV is above
     ``cv_target``, within ``calibration_budget`` seconds. ``controls`` are extra base-tree
     copies timed only, from which the host calibrates the noise floor. ``layout_seed``
@@ -58,6 +75,9 @@ class GradeSettings:
     bench_timeout: int = 900
     python: str = "python3"
     layout_seed: int = 0
+    # rounds of a cycles task (deterministic: one; each round a layout of its own). A cycles
+    # task also drops ``controls``: its floor is fcm.CYCLES_FLOOR unless copies show more
+    cycles_rounds: int = 1
     extra: dict[str, Any] = field(default_factory=dict)
 
     def for_task(self, meta: dict[str, Any]) -> GradeSettings:
@@ -65,11 +85,14 @@ class GradeSettings:
         takes the task's ``timer``; undeclared ``cpus`` take the task's)."""
         timer = self.timer
         if timer == "task":
-            timer = str(meta.get("timer") or DEFAULT_TIMER)
+            timer = task_timer(meta)
         timer = "process_cpu" if timer == "process" else timer
         if timer not in TIMERS:
             raise ValueError(f"unknown timer {timer!r}: one of {TIMERS} or 'task'")
         cpus = self.cpus if self.cpus is not None else meta.get("cpus")
+        if timer == "cycles":  # deterministic: no calibration rounds, no extra base copy
+            return replace(self, timer=timer, cpus=cpus, rounds=self.cycles_rounds,
+                           max_rounds=self.cycles_rounds, controls=[])
         return replace(self, timer=timer, cpus=cpus)
 
 

@@ -40,6 +40,9 @@ REWARD_FLOOR_LN = math.log(1.08)
 ALPHA = 0.05
 DEFAULT_NOISE_FLOOR = math.log(1.02)  # used only when the run has no base-vs-base control
 CONTROLS = ("control", "noop")
+#: the least noise floor of a cycles run: the same code at another seeded memory layout
+#: moved simulated cycles by up to this much (README, "Cycles")
+CYCLES_FLOOR = math.log(1.01)
 
 
 def geomean(values: Iterable[float]) -> float:
@@ -307,10 +310,49 @@ def failed_tests(tests: Mapping[str, Any] | None) -> int:
     return int(tests.get("failed", 0)) + int(tests.get("error", 0))
 
 
+#: a cycles workload is refused when other threads used more than this share of the
+#: process's CPU time during its measured calls (and at least OUTSIDE_CPU_MIN seconds),
+#: or ran more than OUTSIDE_IR_SHARE of its instructions: callgrind counts one thread, so
+#: their work is missing from the estimate (the threaded expert of pmap reads 285x)
+OUTSIDE_CPU_SHARE = 0.05
+OUTSIDE_CPU_MIN = 0.002
+OUTSIDE_IR_SHARE = 0.01
+
+
+def outside_work(counts: Mapping[str, Any]) -> bool:
+    """Whether one cycles measurement saw work outside the measuring thread."""
+    proc, outside = float(counts.get("process_cpu") or 0.0), float(counts.get("outside_cpu")
+                                                                    or 0.0)
+    ir, outside_ir = float(counts.get("ir") or 0.0), float(counts.get("outside_ir") or 0.0)
+    return ((outside > OUTSIDE_CPU_MIN and outside > OUTSIDE_CPU_SHARE * proc)
+            or outside_ir > OUTSIDE_IR_SHARE * max(ir, 1.0))
+
+
+def cycles_refusal(result: Mapping[str, Any]) -> str | None:
+    """Why a cycles run cannot be graded (None when it can): some workload of some tree
+    did work outside the thread callgrind counted, so its cycles are not its cost."""
+    if result.get("timer") != "cycles":
+        return None
+    found: dict[str, list[str]] = {}
+    for name, tree in (result.get("trees") or {}).items():
+        for wl, runs in ((tree or {}).get("cycles") or {}).items():
+            if any(outside_work(c or {}) for c in runs):
+                found.setdefault(name, []).append(wl)
+    if not found:
+        return None
+    parts = [f"{name}: {len(wls)} workload(s), e.g. {sorted(wls)[0]}"
+             for name, wls in sorted(found.items())]
+    return ("cycles timer refused: work ran outside the measured thread, which callgrind "
+            "does not count (" + "; ".join(parts) + "); grade this task on the wall clock")
+
+
 def infra_problem(result: Mapping[str, Any]) -> str | None:
     """Why the grader's result cannot rate any candidate (None when it can)."""
     if result.get("infra_error"):
         return str(result["infra_error"])
+    refused = cycles_refusal(result)
+    if refused:
+        return refused
     trees = result.get("trees") or {}
     for name in ("baseline", "expert"):
         tree = trees.get(name)

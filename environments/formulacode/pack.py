@@ -84,9 +84,10 @@ def pack_record(slug: str, counter: int, pack_dir: Path = PACK_DIR) -> dict[str,
     repo_name = meta["repo_name"]
     container = f"{repo_name.replace('/', '-').lower()}-{base_sha}:final"
     owner, repo = repo_name.split("/")
-    # how the task is timed (task.json): "timer" ("process_cpu" default | "wall") and, for
-    # the wall clock, "cpus" (a count or a CPU list); only present when declared
-    timing = {k: meta[k] for k in ("timer", "cpus") if k in meta}
+    # how the task is measured (task.json): "measure" ("cycles" | "wall"), the older
+    # "timer" ("process_cpu" | "wall") and, for the wall clock, "cpus" (a count or a CPU
+    # list); only present when declared
+    timing = {k: meta[k] for k in ("measure", "timer", "cpus") if k in meta}
     # what the optimisation is (parallelism, io, caching, ...): validate's acceptance
     # checks that parallel tasks are wall-timed
     if "kind" in meta:

@@ -18,6 +18,13 @@ Timer and CPUs (``cfg["timer"]``, ``cfg["cpus"]``, from the task's metadata): CP
 (``process_cpu``, the default) pins every run to one CPU with BLAS/OpenMP at one thread;
 wall-clock (``wall``) runs on the task's declared CPU set with that many threads, so a
 parallelisation or I/O-hiding change can show its speedup (see :func:`cpu_plan`).
+``cycles`` runs every timing run under callgrind (``valgrind --tool=callgrind
+--cache-sim=yes --instr-atstart=no``, pinned like CPU time) and records per workload the
+simulated cycles of the measured calls (``fc_bench``'s cycles timer): deterministic, so
+whatever the load one round measures what five would, and the trees of a round share one
+layout (seeded per round, not per tree: identical code then measures identically). It
+counts one thread: each tree's ``cycles`` block lists per workload the instructions other
+threads ran during the measured call (``outside_ir``), which the host refuses to grade.
 
 Calibration: inside a round each workload samples until the CV of its samples reaches
 ``cv_target`` (or its per-round budget is spent). A fresh interpreter lands the same code
@@ -63,6 +70,11 @@ EXCLUDES = (":(exclude)**/__pycache__/**", ":(exclude)*.pyc", ":(exclude)*.egg-i
             ":(exclude).asv/**")
 TEST_FILE = re.compile(r"(^|/)(test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$")
 RTOL, ATOL = 1e-5, 1e-8
+#: glibc's malloc for cycles runs with fixed thresholds: its dynamic mmap threshold made
+#: whether a large array landed in fresh (cold) pages depend on the run's history, and so
+#: one topk workload's simulated cycles moved by 15% between two layouts (0.01% with these)
+CYCLES_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20),
+                     "MALLOC_TRIM_THRESHOLD_": str(1 << 30), "MALLOC_TOP_PAD_": "0"}
 
 
 def sh(cmd: list[str], cwd: Path | None = None, timeout: float | None = None,
@@ -280,6 +292,8 @@ def cpu_plan(timer: str, cpus: Any = None, requested: int | None = None,
     many threads, so a parallel optimisation can show its speedup; undeclared = one CPU.
     """
     allowed = sorted(allowed if allowed is not None else os.sched_getaffinity(0))
+    # process_cpu and cycles: one pinned CPU (cycles are simulated, the pin only keeps the
+    # slow valgrind run off the other CPU)
     declared = parse_cpus(cpus) if timer == "wall" else None
     note = ""
     if declared is None:
@@ -382,6 +396,9 @@ def grade(cfg: dict[str, Any]) -> dict[str, Any]:
         if name != "baseline" and name not in controls and "baseline" in snaps:
             out["trees"][name]["snapshot"] = verify(snaps["baseline"], snaps[name])
     timer = cfg.get("timer", "process_cpu")
+    if timer == "cycles" and shutil.which(cfg.get("valgrind", "valgrind")) is None:
+        out["infra_error"] = "the cycles timer needs valgrind, which is not installed here"
+        return out
     plan = cpu_plan(timer, cfg.get("cpus"), cfg.get("cpu"))
     out.update(pinned=plan["taskset"], cpu_plan=plan)
     env = thread_env(plan["threads"])
@@ -396,6 +413,8 @@ def grade(cfg: dict[str, Any]) -> dict[str, Any]:
     for name in names:
         out["trees"][name].update(samples={}, round_medians={}, bench_errors={},
                                   sample_cv={}, cv={})
+        if timer == "cycles":
+            out["trees"][name]["cycles"] = {}
     t0 = time.time()
     only: list[str] | None = None
     r = 0
@@ -435,11 +454,12 @@ def round_cvs(tree_out: dict[str, Any], upto: int) -> dict[str, float]:
     return out
 
 
-def layout_env(env: dict[str, str], seed: Any, r: int, name: str) -> dict[str, str]:
+def layout_env(env: dict[str, str], seed: Any, r: int, name: str | None) -> dict[str, str]:
     """``env`` plus this timing run's layout shift: ``FC_LAYOUT_SEED`` (heap padding in
     ``fc_bench``) and ``FC_ENV_PAD`` (0-4095 bytes of environment, which moves the stack),
-    seeded by (``seed``, round, tree) so a rerun repeats them."""
-    rng = random.Random(f"{seed}|{r}|{name}")
+    seeded by (``seed``, round, tree) so a rerun repeats them; ``name=None``: one layout
+    for every tree of the round (the deterministic cycles timer)."""
+    rng = random.Random(f"{seed}|{r}" if name is None else f"{seed}|{r}|{name}")
     return dict(env, FC_LAYOUT_SEED=str(rng.randrange(2**31)),
                 FC_ENV_PAD="." * rng.randrange(4096))
 
@@ -457,11 +477,26 @@ def _time_round(out: dict[str, Any], trees: dict[str, Path], names: list[str], r
         only_file = work / f"only.r{r}.json"
         only_file.write_text(json.dumps(only))
         extra = ["--only", str(only_file)]
+    cycles = out.get("timer", cfg.get("timer")) == "cycles"
     for name in order:
         res_file = work / f"{name}.r{r}.json"
-        done = sh([*out["pinned"], python, str(BENCH), "time", str(trees[name]), str(res_file),
-                   *bench_opts, *extra], timeout=cfg.get("bench_timeout", 900),
-                  env=layout_env(env, cfg.get("layout_seed", 0), r, name))
+        run_env = layout_env(env, cfg.get("layout_seed", 0), r, None if cycles else name)
+        prefix: list[str] = []
+        if cycles:
+            cg_dir = work / f"cg.{name}.r{r}"
+            cg_dir.mkdir(exist_ok=True)
+            run_env["FC_CALLGRIND_OUT"] = str(cg_dir / "cg.%p")
+            run_env.update(CYCLES_MALLOC_ENV)
+            sys.path.insert(0, str(HERE))
+            import fc_callgrind
+
+            prefix = fc_callgrind.valgrind_prefix(run_env["FC_CALLGRIND_OUT"],
+                                                  cfg.get("valgrind", "valgrind"))
+        done = sh([*out["pinned"], *prefix, python, str(BENCH), "time", str(trees[name]),
+                   str(res_file), *bench_opts, *extra], timeout=cfg.get("bench_timeout", 900),
+                  env=run_env)
+        if cycles:
+            shutil.rmtree(work / f"cg.{name}.r{r}", ignore_errors=True)
         tree_out = out["trees"][name]
         if not res_file.exists():
             tree_out["bench_errors"]["*"] = done.stderr[-1500:]
@@ -480,6 +515,9 @@ def _time_round(out: dict[str, Any], trees: dict[str, Path], names: list[str], r
             medians.append(sorted(values)[len(values) // 2])
             cv = res.get("meta", {}).get(wl, {}).get("cv")
             tree_out["sample_cv"].setdefault(wl, []).append(cv)
+            counts = res.get("meta", {}).get(wl, {}).get("cycles")
+            if counts is not None:
+                tree_out.setdefault("cycles", {}).setdefault(wl, []).append(counts)
 
 
 def main(argv: list[str]) -> int:

@@ -42,7 +42,7 @@ def test_a_pack_that_meets_every_criterion_passes() -> None:
     assert set(crit) == {"tasks_measured", "no_infra_failure", "oracle_passes_gates",
                          "oracle_speedup", "oracle_advantage_ci_covers_zero",
                          "noop_not_significant", "workload_cv_median", "workload_cv_share",
-                         "wall_tasks_speed_up"}
+                         "wall_tasks_speed_up", "not_graded"}
     assert crit["workload_cv_median"]["value"] == pytest.approx(0.012)
     assert crit["workload_cv_share"]["value"] == 1.0
     assert crit["wall_tasks_speed_up"]["value"] == {"t_par": 1.8, "t_io": 1.2}
