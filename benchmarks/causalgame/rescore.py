@@ -139,6 +139,21 @@ def rescore(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
     return out
 
 
+def pooled(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per mode, all runs together: episodes, N/A under the published protocol, its rate
+    and Wilson interval (the share of episodes the published protocol cannot score)."""
+    out = []
+    for mode in sorted({str(r["mode"]) for r in runs}):
+        group = [r for r in runs if r["mode"] == mode]
+        n = sum(int(r["episodes"]) for r in group)
+        na = sum(int(r["na_published"]) for r in group)
+        ci = wilson_ci(na, n)
+        out.append({"mode": mode, "runs": len(group), "episodes": n, "na_published": na,
+                    "auto_submitted": sum(int(r["auto_submitted"]) for r in group),
+                    "na_rate": ci.estimate, "na_ci": [ci.lo, ci.hi]})
+    return out
+
+
 def _fmt(value: Any, digits: int = 1) -> str:
     return "—" if value is None else f"{float(value):.{digits}f}"
 
@@ -163,6 +178,12 @@ def to_markdown(runs: Sequence[Mapping[str, Any]]) -> str:
             f"| {r['model']} | {r['solver']}{tags} | {r['mode']} | {r['compat'] or '—'} | "
             f"{r['protocol']} | {r['episodes']} | {r['auto_submitted']} | {r['unsubmitted']} | "
             f"{_fmt(r['suite_mean'])} | {pub} | {r['na_published']} | {rate} |")
+    for p in pooled(runs):
+        lines.append(
+            f"\nAll {p['mode']} runs above: {p['episodes']} episodes in {p['runs']} runs, "
+            f"{p['auto_submitted']} auto-submitted, {p['na_published']} N/A under the "
+            f"published protocol: {p['na_rate']:.2f} [{p['na_ci'][0]:.2f}, "
+            f"{p['na_ci'][1]:.2f}] (95% Wilson).")
     return "\n".join(lines)
 
 

@@ -72,3 +72,13 @@ def test_a_published_log_keeps_its_na_and_has_no_suite_mean(capsys: pytest.Captu
     assert main([str(PROMPTING_15B), "--json"]) == 0
     assert '"na_published": 1' in capsys.readouterr().out
     assert main([str(PROMPTING_15B), "--real-models"]) == 0
+
+
+def test_pooled_counts_every_run_of_a_mode() -> None:
+    from benchmarks.causalgame.rescore import pooled
+
+    runs = rescore([LADDER_05B, PROMPTING_15B])
+    by_mode = {p["mode"]: p for p in pooled(runs)}
+    assert by_mode["agentic"]["episodes"] == 3 and by_mode["agentic"]["na_published"] == 3
+    assert by_mode["prompting"]["na_published"] == 1
+    assert "All agentic runs above: 3 episodes in 1 runs" in to_markdown(runs)
