@@ -206,14 +206,20 @@ def study_run(
     study: Annotated[Path, typer.Argument(help="Study YAML file.")],
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Plan only.")] = False,
     executor: Annotated[str, typer.Option(help="local or ray.")] = "local",
-    log_dir: Annotated[Path | None, typer.Option(help="Log dir (default per study).")] = None,
+    log_dir: Annotated[Path | None, typer.Option(
+        help="Log dir (default: the study folder's logs/<run>/).")] = None,
+    run: Annotated[str, typer.Option(
+        "--run", help="Which declared run of the study (its runs: section) to write.")] = "main",
 ) -> None:
-    """Run (or resume) every cell of a study through Inspect's eval_set."""
+    """Run (or resume) every cell of a study through Inspect's eval_set. A study kept as
+    STUDY/study.yaml writes to STUDY/logs/RUN/, where it is committed."""
     from harness.factorial.run import run_study
 
     if executor not in ("local", "ray"):
         raise typer.BadParameter("--executor must be local or ray")
-    summary = run_study(study, log_dir=log_dir, dry_run=dry_run,
+    if study.is_dir():
+        study = study / "study.yaml"
+    summary = run_study(study, log_dir=log_dir, dry_run=dry_run, run=run,
                         executor="ray" if executor == "ray" else "local")
     if summary.plan is not None:
         typer.echo(summary.plan.table())
@@ -340,17 +346,23 @@ def study_report(
 @study_app.command("regenerate")
 def study_regenerate(
     root: Annotated[Path, typer.Argument(help="Folder of committed reports.")] = Path(
-        "methods/studies/reports"),
+        "methods/studies"),
     check: Annotated[bool, typer.Option(
         "--check", help="Rebuild into scratch folders and compare; write nothing.")] = False,
     only: Annotated[list[str] | None, typer.Option(
         "--only", help="Keep reports whose path contains this (repeatable).")] = None,
 ) -> None:
     """Rebuild every report under ROOT from its logs with the command it recorded
-    (provenance.report_command); with --check, say which would differ. Exit 1 if any
-    differs, errors, or has no logs here."""
+    (provenance.report_command), and every study folder's declared summaries; with --check,
+    say which would differ. Each study folder's logs/ may hold only the runs its study.yaml
+    declares. Exit 1 if any differs, errors, has no logs here or is undeclared."""
     from harness.factorial.report.regenerate import regenerate, summary_line
 
+    if not root.is_dir():
+        hint = " (studies live in methods/studies/<study>/ now: harness study regenerate " \
+               "methods/studies)" if root.as_posix().rstrip("/").endswith("studies/reports") else ""
+        console.print(f"[red]error:[/red] no folder {root}{hint}")
+        raise typer.Exit(2)
     outcomes = regenerate(root, Path.cwd(), check=check, only=only or ())
     if not outcomes:
         console.print(f"[red]error:[/red] no report.json under {root}")

@@ -2,7 +2,7 @@
 
 1. The five benchmarks, each on a small slice, with their reference agents and the default
    ladder model (Qwen2.5-Coder-0.5B-Instruct): the run file
-   ``leaderboards/runs/demo_board.yaml`` (a benchmark whose machine part is missing, e.g.
+   ``leaderboards/demo/board.yaml`` (a benchmark whose machine part is missing, e.g.
    FormulaCode without a Docker engine, is skipped and says so).
 2. The cross-benchmark leaderboard from those logs.
 3. A factorial study with model size as a factor (SmolLM2-135M vs Qwen2.5-Coder-0.5B x two
@@ -22,7 +22,7 @@ from rich.console import Console
 
 EXAMPLE_STUDY = Path(__file__).parent / "factorial" / "examples" / "arithmetic_study.yaml"
 MODEL_SIZE_STUDY = Path(__file__).parent / "factorial" / "examples" / "model_size_study.yaml"
-DEMO_BOARD = Path(__file__).parents[1] / "leaderboards" / "runs" / "demo_board.yaml"
+DEMO_BOARD = Path(__file__).parents[1] / "leaderboards" / "demo" / "board.yaml"
 
 
 def run_demo(out: Path, console: Console, study: Path | None = None,

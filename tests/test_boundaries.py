@@ -95,3 +95,110 @@ def test_no_inspect_run_debris_is_tracked() -> None:
     debris = [p for p in tracked
               if Path(p).name in (".eval-set-id", "eval-set.json", "logs.json")]
     assert not debris, debris[:5]
+
+
+PACKAGES = ("harness", "benchmarks", "methods", "environments", "leaderboards")
+
+
+def _modules(root: Path) -> dict[str, Path]:
+    """Every module of the suite's packages under ``root``, by dotted name."""
+    found: dict[str, Path] = {}
+    for package in PACKAGES:
+        for path in (root / package).rglob("*.py"):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join(parts)] = path
+    return found
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Module -> the suite's modules it imports, anywhere in its body: a function-local
+    import is an arrow too (hiding a circle inside a function does not remove it)."""
+    modules = _modules(root)
+
+    def owner(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(parts + ([node.module] if node.module else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                           for a in node.names]
+            for target in targets:
+                found = owner(target)
+                if found and found != name:
+                    graph[name].add(found)
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_import_graph_has_no_circle() -> None:
+    """Two modules that import each other, even inside a function, are one module in two
+    files: the shared piece belongs below both (issue 45)."""
+    assert circles(import_graph(REPO)) == []
+
+
+def test_the_circle_check_sees_a_circle_hidden_in_a_function(tmp_path: Path) -> None:
+    package = tmp_path / "methods"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from methods.b import g\n\ndef f():\n    return g()\n")
+    (package / "b.py").write_text("def g():\n    from methods.a import f\n    return f\n")
+    (package / "c.py").write_text("from methods import a\n")
+    assert circles(import_graph(tmp_path)) == [["methods.a", "methods.b"]]

@@ -22,7 +22,7 @@ and scores, per item:
 Throughput (plain vs a method, interleaved in one process on the same items; JSON out):
 
     python -m benchmarks.probes.esamp_arith throughput --model qwen2.5-coder-0.5b \\
-        --items 20 --beta 0.1 --out methods/studies/reports/esamp/throughput.json
+        --items 20 --beta 0.1 --out methods/studies/esamp/throughput.json
 """
 
 from __future__ import annotations

@@ -67,9 +67,11 @@ RATES: dict[str, tuple[float, float]] = {
 DEFAULT_RATE = (800.0, 5.0)
 
 
-def default_log_dir(study: Study) -> Path:
-    """``logs/studies/<study name>/`` (relative to the working directory)."""
-    return Path("logs") / "studies" / study.name
+def default_log_dir(study: Study, run: str = "main") -> Path:
+    """Where a run writes when no ``--log-dir`` is given: ``<study>/logs/<run>/`` for a
+    study folder (the run writes where it is committed; no copy step), else
+    ``logs/studies/<study name>/`` (relative to the working directory)."""
+    return study.run_dir(run)
 
 
 def _check_stacks(study: Study, cells: Sequence[Cell]) -> None:
@@ -353,21 +355,24 @@ def run_study(
     dry_run: bool = False,
     executor: Executor = "local",
     max_tasks: int | None = None,
+    run: str = "main",
     **eval_kwargs: Any,
 ) -> RunSummary:
     """Run (or resume) every cell of a study; only missing or failed cells are evaluated.
 
     Args:
         study_path: The study YAML file.
-        log_dir: Where logs go (default ``logs/studies/<study name>/``); one dir per study.
+        log_dir: Where logs go (default :func:`default_log_dir`: ``<study>/logs/<run>/``
+            for a study folder); one dir per run.
         dry_run: Plan only (cells, samples, estimate); nothing is evaluated.
         executor: ``local`` (one ``eval_set`` over all cells, ``max_tasks`` in parallel) or
             ``ray`` (one Ray task per cell, local Ray started if none is running).
         max_tasks: Cells evaluated in parallel by the local executor (default: Inspect's).
+        run: The declared run to write (``main`` by default); names its log folder.
         **eval_kwargs: Passed to ``eval_set`` (e.g. ``max_samples``, ``display``).
     """
     study = load_study(study_path)
-    directory = Path(log_dir) if log_dir is not None else default_log_dir(study)
+    directory = Path(log_dir) if log_dir is not None else default_log_dir(study, run)
     cells = study.cells()
     _check_stacks(study, cells)
     check_parts(study)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +47,9 @@ __all__ = [
     "Level",
     "Replicates",
     "Response",
+    "RUN_NAME",
     "STUDY_COPY",
+    "STUDY_FILE",
     "Study",
     "StudyError",
     "TaskSpec",
@@ -61,6 +64,12 @@ Binding = Literal[
 """What a factor changes. ``key`` picks one entry of the dict-valued bindings."""
 
 _KEYED: frozenset[str] = frozenset({"model_args", "generate_config", "task_args"})
+
+STUDY_FILE = "study.yaml"
+"""The study file of a study folder (``methods/studies/<study>/study.yaml``)."""
+
+RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+"""A run's name is a folder name below ``<study>/logs/``."""
 
 STUDY_COPY = "study.yaml"
 """The name of the study file's copy that ``run_study`` keeps in the study's log dir (so a
@@ -244,7 +253,57 @@ class Study(_Strict):
     intervention_seed: int = 0
     claim: Claim | None = None
     """The paper's claim (:class:`Claim`); the report computes the verdict from it."""
+    runs: dict[str, str] = Field(default_factory=dict)
+    """The named runs of the study: run name -> what it is. A study kept as
+    ``<folder>/study.yaml`` writes run ``R`` to ``<folder>/logs/R/`` (``harness study run
+    --run R``); ``main`` is the study as declared. Declared, so that every log folder a
+    study holds says what it is and ``harness study regenerate --check`` can flag one that
+    nobody declared."""
+    summaries: list[str] = Field(default_factory=list)
+    """Extra outputs rebuilt from the logs by a command each (``python -m MODULE ... --out
+    PATH``; ``{study}`` stands for the study folder), run and checked by ``harness study
+    regenerate`` beside the reports."""
     source: str | None = Field(default=None, exclude=True)
+
+    @field_validator("runs")
+    @classmethod
+    def _run_names(cls, runs: dict[str, str]) -> dict[str, str]:
+        for name in runs:
+            if not RUN_NAME.fullmatch(name):
+                raise ValueError(f"run name {name!r} is not a folder name "
+                                 "(letters, digits, '_', '.', '-')")
+        return runs
+
+    @field_validator("summaries")
+    @classmethod
+    def _summary_commands(cls, commands: list[str]) -> list[str]:
+        for command in commands:
+            words = command.split()
+            if words[:2] not in (["python", "-m"], ["python3", "-m"]) or "--out" not in words:
+                raise ValueError(f"summary {command!r} is not 'python -m MODULE ... --out PATH'")
+        return commands
+
+    @property
+    def folder(self) -> Path | None:
+        """The study's folder when it is kept as ``<folder>/study.yaml``, else None (the
+        copy a run keeps in ``<folder>/logs/<run>/`` names the same folder)."""
+        if not self.source or Path(self.source).name != STUDY_FILE:
+            return None
+        here = Path(self.source).parent
+        return here.parent.parent if here.parent.name == "logs" else here
+
+    def run_dir(self, run: str = "main") -> Path:
+        """Where run ``run`` writes its logs: ``<folder>/logs/<run>/`` for a study folder
+        (``run`` must be declared in ``runs``, or be ``main`` when none are), else
+        ``logs/studies/<name>/`` for a loose study file (examples, scratch studies)."""
+        declared = set(self.runs) or {"main"}
+        if run not in declared:
+            raise StudyError(f"{self.source or self.name}: run {run!r} is not declared; "
+                             f"runs: {', '.join(sorted(declared))}")
+        if self.folder is None:
+            return Path("logs") / "studies" / self.name if run == "main" \
+                else Path("logs") / "studies" / self.name / run
+        return self.folder / "logs" / run
 
     def factor(self, name: str) -> Factor:
         """The factor called ``name``."""

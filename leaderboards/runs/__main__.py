@@ -11,12 +11,20 @@ folder that already holds a log with status ``success`` is skipped, so a killed 
 where it stopped. Wall time per run is appended to
 ``<log_root>/runs.jsonl``.
 
-    harness leaderboard run leaderboards/runs/ladder_board.yaml --dry-run
-    harness leaderboard run leaderboards/runs/ladder_board.yaml --only causalgame
-    harness leaderboard run leaderboards/runs/ladder_board.yaml --build leaderboards/published
+    harness leaderboard run leaderboards/ladder --dry-run
+    harness leaderboard run leaderboards/ladder --only causalgame
+    harness leaderboard run leaderboards/ladder --build
+    harness leaderboard run leaderboards/ladder --check
 
-``--build DIR`` runs nothing: it builds the board from the logs with the file's ``board:``
-options (headline score per benchmark, oracle and floor references, title).
+A board is one folder, ``leaderboards/<board>/``: its run file ``board.yaml``, the logs of
+each run below ``logs/<run>/`` (``log_root``), and the built tables, exports and site in
+``site/``. ``FILE`` is the run file or its board folder.
+
+``--build [DIR]`` runs nothing: it builds the board from the logs with the file's ``board:``
+options (headline score per benchmark, oracle and floor references, title), into ``DIR``
+(default: the board folder's ``site/``). ``--check`` builds it into a scratch folder and
+compares every table and export with the committed ``site/`` (exit 1 on a difference): the
+board's counterpart of ``harness study regenerate --check``.
 """
 
 from __future__ import annotations
@@ -185,24 +193,76 @@ def read_run_file(path: Path) -> dict[str, Any]:
                          UserInputError).data
 
 
+BOARD_FILE = "board.yaml"
+"""The run file of a board folder (``leaderboards/<board>/board.yaml``)."""
+
+SITE = "site"
+"""Where a board folder keeps its built tables, exports and site."""
+
+#: built files compared by ``--check`` (the HTML pages are rendered from the same tables)
+CHECKED = ("leaderboard.md", "leaderboard.csv", "overall.csv", "pairwise.csv", "entries.csv")
+
+
+def run_file(path: Path) -> Path:
+    """The run file a command names: the file itself, or ``board.yaml`` of a board folder."""
+    return path / BOARD_FILE if path.is_dir() else path
+
+
+def check_board(spec: dict[str, Any], site: Path, skip_bad_logs: bool = False) -> list[str]:
+    """Rebuild the board into a scratch folder and compare it with ``site``: the tables as
+    text, ``leaderboard.json`` without the time it was built. Returns the differences."""
+    import tempfile
+
+    problems: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="board-check-") as tmp:
+        build_board(spec, Path(tmp) / "site", skip_bad_logs=skip_bad_logs)
+        fresh = Path(tmp) / "site"
+        for name in CHECKED:
+            if not (site / name).is_file():
+                problems.append(f"{site / name}: not committed")
+            elif (site / name).read_text() != (fresh / name).read_text():
+                problems.append(f"{site / name}: differs from the board its logs build")
+        committed = json.loads((site / "leaderboard.json").read_text()) \
+            if (site / "leaderboard.json").is_file() else None
+        rebuilt = json.loads((fresh / "leaderboard.json").read_text())
+        for doc in (committed, rebuilt):
+            if isinstance(doc, dict):
+                doc.pop("generated_at", None)
+        if committed != rebuilt:
+            problems.append(f"{site / 'leaderboard.json'}: differs from the board its logs build")
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("file", type=Path)
+    parser.add_argument("file", type=Path, help="The run file, or its board folder.")
     parser.add_argument("--only", action="append",
                         help="Only runs of this name or id (repeatable).")
     parser.add_argument("--dry-run", action="store_true", help="Print the commands only.")
-    parser.add_argument("--build", type=Path, help="Build the board into this folder.")
+    parser.add_argument("--build", type=Path, nargs="?", const=Path(""),
+                        help="Build the board into this folder (default: the board's site/).")
+    parser.add_argument("--check", action="store_true",
+                        help="Rebuild the board into scratch and compare it with site/.")
     parser.add_argument("--skip-bad-logs", action="store_true",
                         help="With --build: skip a log that cannot be read (counted in the "
                              "board's header) instead of refusing the build.")
     parser.add_argument("--debug", action="store_true",
                         help="Show tracebacks of user errors.")
     args = parser.parse_args(argv)
-    spec = read_run_file(args.file)
-    if args.build:
-        for kind, path in build_board(spec, args.build,
-                                      skip_bad_logs=args.skip_bad_logs).items():
-            print(f"{kind}: {path}")
+    path = run_file(args.file)
+    spec = read_run_file(path)
+    site = path.parent / SITE
+    if args.check:
+        problems = check_board(spec, site, skip_bad_logs=args.skip_bad_logs)
+        for line in problems:
+            print(f"FAIL {line}")
+        print(f"board {path.parent}: " + ("the same as its logs build" if not problems
+                                          else f"{len(problems)} differ"))
+        return 1 if problems else 0
+    if args.build is not None:
+        out = site if args.build == Path("") else args.build
+        for kind, built in build_board(spec, out, skip_bad_logs=args.skip_bad_logs).items():
+            print(f"{kind}: {built}")
         return 0
     runs = [r for r in expand(spec) if not args.only or r.name in args.only
             or r.log_dir.name.split("--")[0] in args.only]

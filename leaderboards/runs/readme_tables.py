@@ -1,7 +1,7 @@
 """Each benchmark's rows of the ladder board, written into its README's Evaluation Report.
 
-    python -m leaderboards.runs.readme_tables leaderboards/published/leaderboard.json      # print
-    harness leaderboard readme-tables leaderboards/published/leaderboard.json --write
+    python -m leaderboards.runs.readme_tables leaderboards/ladder/site/leaderboard.json      # print
+    harness leaderboard readme-tables leaderboards/ladder/site/leaderboard.json --write
 
 Why: every benchmark README carries the ladder's rows from the same board (one source of
 numbers). ``--write`` replaces the block between ``<!-- ladder-board:start -->`` and
@@ -76,10 +76,10 @@ def block(benches: list[dict[str, Any]], journal: Path, run_name: str) -> str:
     versions = (f"inspect_ai {version('inspect_ai')}, llama-cpp-python "
                 f"{version('llama_cpp_python')}, transformers {version('transformers')}")
     parts = [START, "### The model ladder (the cross-benchmark board)", "",
-             "From `leaderboards/published/` (run file `leaderboards/runs/ladder_board.yaml`, "
+             "From `leaderboards/ladder/site/` (run file `leaderboards/ladder/board.yaml`, "
              "which names the subset, seeds and limits; rerun with "
-             "`harness leaderboard run leaderboards/runs/ladder_board.yaml --only "
-             f"{run_name}`, rebuild with `--build leaderboards/published`). {versions}; "
+             "`harness leaderboard run leaderboards/ladder/board.yaml --only "
+             f"{run_name}`, rebuild with `--build leaderboards/ladder/site`). {versions}; "
              "2 cores. Errored samples count as each benchmark's eval.yaml says (stated "
              "below) and are counted in `errors`; CIs are clustered by item: Wilson "
              "intervals on the effective sample size for 0/1 scores, t intervals otherwise "
@@ -125,7 +125,7 @@ def main(argv: list[str]) -> int:
     board = Path(argv[0])
     doc = json.loads(board.read_text())
     if "--write" in argv:
-        journal = REPO / "leaderboards" / "published" / "logs" / "runs.jsonl"
+        journal = REPO / "leaderboards" / "ladder" / "logs" / "runs.jsonl"
         for path in write(doc, journal):
             print(f"wrote {path}")
         return 0

@@ -63,10 +63,9 @@ import random
 import re
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from inspect_ai.log import transcript
 from inspect_ai.model import (
@@ -88,6 +87,7 @@ from methods.agents.evolve.database import Database, Program
 from methods.agents.evolve.edits import Edit, classify, edit_shares
 from methods.agents.evolve.format_credit import format_credit
 from methods.agents.evolve.journal import Journal
+from methods.agents.evolve.learner import RLSettings, Rollout, RolloutSink, StepLearner
 from methods.agents.evolve.prompt import SYSTEM, child_prompt
 from methods.agents.evolve.rewards import Outcome, RewardConfig, reward_for
 
@@ -98,53 +98,6 @@ STORE_SUMMARY = "thetaevolve/summary"
 SEARCHES = ("evolve", "best_of_n")
 EPOCH_SEED_STRIDE = 100_003
 _CODE_BLOCK = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.DOTALL)
-
-
-@dataclass(frozen=True)
-class Rollout:
-    """One response as an RL sample: what the policy saw, what it said, what it earned."""
-
-    run_key: str
-    candidate_id: str
-    step: int
-    parent_id: str
-    prompt: list[dict[str, str]]
-    response: str
-    reward: float
-    outcome: str
-
-
-RolloutSink = Callable[[Rollout], Awaitable[None] | None]
-"""Receives every rollout as soon as it is scored (a trainer's queue, a file, a list)."""
-
-
-@dataclass(frozen=True)
-class RLSettings:
-    """Test-time RL between steps (see :mod:`methods.rl.ttrl`); part of the run key."""
-
-    algo: str = "grpo"
-    lr: float = 1e-5
-    updates_per_step: int = 1
-    trainable: str = "top:4"
-    kl_coef: float = 0.0
-    clip_eps: float = 0.2
-    tau: float = 1.0
-    threads: int = 1
-    max_response_tokens: int = 512
-
-
-class StepLearner(Protocol):
-    """What the run needs from a test-time learner (:class:`methods.rl.ttrl.TestTimeRL`)."""
-
-    def generate(self, prompts: list[list[dict[str, str]]], seeds: list[int],
-                 temperature: float, max_tokens: int) -> list[tuple[str, int, int]]: ...
-
-    def update(self, step: int, rollouts: list[Rollout]) -> dict[str, Any]: ...
-
-    def restore(self, done_step: int,
-                rollouts: dict[int, list[Rollout]]) -> list[dict[str, Any]]: ...
-
-    def summary(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ it compares layers whose heads are permuted or rotated. This module computes the
 layer-by-layer matrix for keys (RoPE undone, as xKV factors them) and values of one prompt,
 plus the mean per-token cosine for contrast, and writes a heatmap-ready JSON::
 
-    python -m methods.kv.cka --model smollm2-135m --out methods/studies/reports/kv_xkv/cka.json
+    python -m methods.kv.cka --model smollm2-135m --out methods/studies/kv_xkv/cka.json
 """
 
 from __future__ import annotations

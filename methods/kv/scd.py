@@ -57,17 +57,12 @@ from methods.kv.scd_predictor import (
     LayerPredictor,
     decoded_code,
     features,
+    patch_layers,
 )
 from methods.kv.xkv import _unflat, factorize, reference_tokens
 
 _CONSUMERS: dict[str, Any] = {}
 _PREDICTORS: dict[str, dict[int, LayerPredictor]] = {}
-
-
-def patch_layers(n_layers: int, patch: int) -> list[int]:
-    """``patch`` evenly spaced layer indices starting at 0 (none when ``patch == 0``)."""
-    patch = max(0, min(patch, n_layers))
-    return sorted({round(i * n_layers / patch) for i in range(patch)}) if patch else []
 
 
 def load_consumer(kind: str, seed: int, steps: int) -> Any:

@@ -6,8 +6,8 @@ this tabulates the paired-by-item difference of each pair of method levels at ea
 with its 95% t interval from :func:`harness.stats.paired_difference` (logs read through
 :func:`harness.results.read_results`, the suite's one reader)::
 
-    python -m methods.kv.scd_compare methods/studies/reports/kv_scd/logs            # agreement
-    python -m methods.kv.scd_compare methods/studies/reports/kv_scd/logs passkey_match
+    python -m methods.kv.scd_compare methods/studies/kv_scd/logs/main            # agreement
+    python -m methods.kv.scd_compare methods/studies/kv_scd/logs/main passkey_match
 """
 
 from __future__ import annotations

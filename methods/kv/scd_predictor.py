@@ -94,6 +94,12 @@ class LayerPredictor:
                    state["scale"], state["down"], state["up"], state["bias"])
 
 
+def patch_layers(n_layers: int, patch: int) -> list[int]:
+    """``patch`` evenly spaced layer indices starting at 0 (none when ``patch == 0``)."""
+    patch = max(0, min(patch, n_layers))
+    return sorted({round(i * n_layers / patch) for i in range(patch)}) if patch else []
+
+
 def sources_of(layer: int, n_layers: int, window: int = 1) -> tuple[int, ...]:
     """The layers whose shipped codes feed the predictor of ``layer``: it and ``window``
     neighbours each side (each code is truncated in its own basis, so neighbours add
@@ -367,7 +373,6 @@ def main(argv: list[str] | None = None) -> None:
     ).parse_args(argv)
     from harness.models.whitebox import WhiteBoxLM
     from methods.kv.consumer import ensure_consumer
-    from methods.kv.scd import patch_layers
 
     torch.set_num_threads(1)
     producer = WhiteBoxLM.load()

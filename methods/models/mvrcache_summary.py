@@ -1,7 +1,7 @@
 """The MVR-cache study's report, regenerated from its logs with one command::
 
-    python -m methods.models.mvrcache_summary methods/studies/reports/mvrcache/logs \\
-        --out methods/studies/reports/mvrcache
+    python -m methods.models.mvrcache_summary methods/studies/mvrcache/logs/main \\
+        --out methods/studies/mvrcache
 
 writes the factorial report (``harness.factorial.report``) of each cache score into
 ``OUT/<score>/`` and ``OUT/summary.md`` / ``summary.json``: per ``mode`` x ``delta`` the hit

@@ -35,7 +35,7 @@ evaluation (``loss`` = its DEV bpb, plus the coefficients and the best so far);
 uniform merge (those extra evaluations are outside the budget).
 
     harness recipes build bbo-merge -o optimiser=cbo-ovi --seed 0
-    harness study run methods/studies/bbo_merge.yaml
+    harness study run methods/studies/bbo_merge/study.yaml
 """
 
 from __future__ import annotations

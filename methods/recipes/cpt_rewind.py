@@ -45,7 +45,7 @@ product (its input lookup is no multiply).
     harness recipes build cpt --seed 0
     harness recipes build head-rewind -o rewind=0.4 --seed 0
     python -m methods.recipes.cpt_rewind spectra --out spectra.json
-    harness study run methods/studies/cpt_rewind.yaml
+    harness study run methods/studies/cpt_rewind/study.yaml
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ paper's models are GPT-2 sized (up to 1.3B) on billions of tokens, ours has 1.24
 and 410k tokens.
 
     harness recipes build procedural-pretraining -o kind=dyck -o fraction=0.1 --seed 0
-    harness study run methods/studies/procedural_pretraining.yaml
+    harness study run methods/studies/procedural_pretraining/study.yaml
 """
 
 from __future__ import annotations

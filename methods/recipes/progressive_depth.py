@@ -50,7 +50,7 @@ learning rate.
 the FLOPs each run needs to reach the full-depth run's final smoothed loss.
 
     harness recipes build progressive-depth -o start_layers=0 --seed 0
-    harness study run methods/studies/progressive_depth.yaml
+    harness study run methods/studies/progressive_depth/study.yaml
 """
 
 from __future__ import annotations

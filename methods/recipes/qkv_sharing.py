@@ -29,7 +29,7 @@ scored by ``harness/induction`` (their bits per byte on the corpus mean nothing)
   the default size and reach 3.16 after 2,000 steps at 2 layers x 64 wide.
 
     harness recipes build qkv-sharing -o sharing=q-kv -o attention=gqa4 --seed 0
-    harness study run methods/studies/qkv_sharing.yaml
+    harness study run methods/studies/qkv_sharing/study.yaml
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ same product is built again; the run folder is removed once the product is compl
     harness recipes build rl -o algo=pmd-mean -o staleness=2 --seed 0
     inspect eval harness/esamp_arith --model whitebox/tinylm -M recipe=rl \\
         -M recipe.algo=grpo -M recipe.staleness=4 -T n=64
-    harness study run methods/studies/rl_pmd.yaml
+    harness study run methods/studies/rl_pmd/study.yaml
 """
 
 from __future__ import annotations

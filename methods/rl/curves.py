@@ -20,8 +20,8 @@ The engine's scores of the same products (``--study LOG_DIR``): per variant, pas
 pass@k on the held-out items averaged per seed, then a t-interval over seeds, and each RL
 product's seed-paired difference to its own start (``base``).
 
-    python -m methods.rl.curves --out methods/studies/reports/rl_pmd/curves.json \
-        --study methods/studies/reports/rl_pmd/logs
+    python -m methods.rl.curves --out methods/studies/rl_pmd/curves.json \
+        --study methods/studies/rl_pmd/logs/main
 """
 
 from __future__ import annotations

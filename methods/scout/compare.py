@@ -7,7 +7,7 @@ game and in total the solved share, the moves of the greedy trajectories against
 optimum when the task gives one, environment transitions and CPU seconds (one thread),
 so the choice of scout is a measured one.
 
-    OMP_NUM_THREADS=1 python -m methods.scout.compare --out methods/studies/reports/scout/dqn.json
+    OMP_NUM_THREADS=1 python -m methods.scout.compare --out methods/studies/scout/dqn.json
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ each, so the ratio is a like-for-like price:
 scouts needed (their ``transitions``), at its measured price. The eval logs give the
 other side: the moves the models actually made while being scored (``scout_score/moves``).
 
-    python -m methods.scout.cost --out methods/studies/reports/scout/cost.json \\
+    python -m methods.scout.cost --out methods/studies/scout/cost.json \\
         --model smollm2-135m=default --model scout-sft=recipe:scout-sft
 """
 

@@ -8,8 +8,8 @@ gives the mean over seeds with a t interval over the per-seed means
 (:func:`harness.stats.mean_ci`, n = seeds, clipped to [0, 1] for a share, to >= 0 for a
 count).
 
-    python -m methods.scout.seeds methods/studies/reports/scout/logs_seeds \\
-        --out methods/studies/reports/scout/seeds.json
+    python -m methods.scout.seeds methods/studies/scout/logs/seeds \\
+        --out methods/studies/scout/seeds.json
 
 Several log folders may be given (a study's and the later stages' evals, tagged the same
 way); ``--pair A:B`` adds the per-seed difference ``A - B`` of every score over the seeds

@@ -12,7 +12,7 @@ leave them there), keeps the runs whose options equal the defaults apart from ``
 * over seeds, 95% t-intervals (``harness.stats.mean_ci``) of those, the across-seed
   variance of the last-20-step reward, and the seed-paired ``udm - naive`` differences.
 
-    python -m methods.udm.curves --out methods/studies/reports/udm_grpo/curves.json
+    python -m methods.udm.curves --out methods/studies/udm_grpo/curves.json
 """
 
 from __future__ import annotations

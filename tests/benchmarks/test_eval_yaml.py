@@ -21,7 +21,7 @@ from harness.evalspec import EvalSpec, load_spec, spec_for_task
 from harness.inspect_compat import registry_info_name
 
 REPO = Path(__file__).resolve().parents[2]
-PUBLISHED_LOGS = REPO / "leaderboards" / "published" / "logs"
+PUBLISHED_LOGS = REPO / "leaderboards" / "ladder" / "logs"
 FOLDERS = ["arithmetic", "causalgame", "formulacode", "medversa", "open_problems", "probes",
            "worldtravel", "worldtravel_webscape", "methods/tpg", "methods/treca",
            "methods/sika_gp", "methods/hmh",

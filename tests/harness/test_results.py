@@ -451,7 +451,7 @@ def test_score_metadata_thinned_in_a_summary_is_read_from_the_sample() -> None:
     sample record still holds them (a committed 0.5B WorldTravel log)."""
     from harness.results import read_score_metadata
 
-    folder = (Path(__file__).resolve().parents[2] / "leaderboards" / "published" / "logs"
+    folder = (Path(__file__).resolve().parents[2] / "leaderboards" / "ladder" / "logs"
               / "worldtravel" / "worldtravel--embedded_qwen2.5-coder-0.5b")
     meta = read_score_metadata([str(folder)], "worldtravel_checker")
     assert meta.height >= 1

@@ -1,4 +1,4 @@
-"""The committed leaderboard in ``leaderboards/published`` is valid and matches its logs."""
+"""The committed leaderboard in ``leaderboards/ladder/site`` is valid and matches its logs."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 from leaderboards.exports import SCHEMA_PATH
 
 REPO = Path(__file__).resolve().parents[2]
-PUBLISHED = REPO / "leaderboards" / "published"
+BOARD = REPO / "leaderboards" / "ladder"
+PUBLISHED = BOARD / "site"
 EEE_SCHEMA = REPO.parent / "shared" / "reference-data" / "every_eval_ever" / "eval.schema.json"
 
 pytestmark = pytest.mark.skipif(not (PUBLISHED / "leaderboard.json").exists(),
@@ -27,16 +28,26 @@ def test_published_json_validates() -> None:
             assert not list(validator.iter_errors(json.loads(path.read_text()))), path.name
 
 
-@pytest.mark.skipif(not (PUBLISHED / "logs").is_dir(), reason="published logs not present")
-def test_published_markdown_is_what_its_logs_build(tmp_path: Path) -> None:
-    """The board is rebuilt from its committed logs with its run file's board options."""
-    import yaml
+def test_the_board_is_what_its_logs_build() -> None:
+    """``harness leaderboard run leaderboards/ladder --check``: the board folder's logs,
+    built with its run file's board options, give the committed tables and exports."""
+    from leaderboards.runs.__main__ import check_board, read_run_file, run_file
 
-    from leaderboards.runs.__main__ import build_board
+    spec = read_run_file(run_file(BOARD))
+    assert spec["log_root"] == "leaderboards/ladder/logs"
+    assert check_board(spec, PUBLISHED) == []
 
-    spec = yaml.safe_load((REPO / "leaderboards" / "runs" / "ladder_board.yaml").read_text())
-    paths = build_board(spec, tmp_path, PUBLISHED / "logs")
-    assert paths["md"].read_text() == (PUBLISHED / "leaderboard.md").read_text()
+
+def test_a_board_check_finds_a_changed_table(tmp_path: Path) -> None:
+    import shutil
+
+    from leaderboards.runs.__main__ import check_board, read_run_file, run_file
+
+    site = tmp_path / "site"
+    shutil.copytree(PUBLISHED, site)
+    (site / "leaderboard.md").write_text((site / "leaderboard.md").read_text() + "edited\n")
+    problems = check_board(read_run_file(run_file(BOARD)), site)
+    assert problems == [f"{site / 'leaderboard.md'}: differs from the board its logs build"]
 
 
 @pytest.mark.skipif(not (REPO / ".git").exists(), reason="not a git checkout")
@@ -51,7 +62,7 @@ def test_every_published_log_is_committed() -> None:
         pytest.fail("git is not on PATH in a git checkout")
     untracked = subprocess.run(
         [git, "ls-files", "--others", "--ignored", "--exclude-standard", "--",
-         "leaderboards/published/logs", "results", "methods/studies/reports",
+         "leaderboards/ladder/logs", "results", "methods/studies",
          "benchmarks", "harness/factorial/examples"],
         cwd=REPO, capture_output=True, text=True, check=True,
     ).stdout.split()

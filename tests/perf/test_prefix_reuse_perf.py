@@ -27,7 +27,7 @@ from harness.models import ladder
 pytestmark = pytest.mark.perf
 
 REPO = Path(__file__).resolve().parents[2]
-EPISODE = (REPO / "leaderboards/published/logs/causalgame"
+EPISODE = (REPO / "leaderboards/ladder/logs/causalgame"
            / "causalgame_all--embedded_qwen2.5-coder-0.5b")
 SAMPLE = "deployment_zone_trap_categorical"
 MODEL = os.environ.get("PREFIX_PERF_MODEL", "qwen2.5-coder-0.5b")

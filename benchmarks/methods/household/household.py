@@ -18,7 +18,7 @@ them. Splits: ``train`` seeds ``seed + i`` (traces for schema induction), ``test
     inspect eval harness/household --model scripted/household-oracle -T n=40
     inspect eval harness/household --model whitebox/smollm2-135m -T n=4 -T step_limit=10 \\
         --solver methods/agents/lightwm/agent.py@lightwm -S schema=household
-    harness study run methods/studies/lightwm_household.yaml
+    harness study run methods/studies/lightwm_household/study.yaml
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Splits: ``train`` instances use seeds ``seed + i``, ``test`` instances ``1_000_0
 
     inspect eval benchmarks/methods/scout/scout.py --model whitebox/smollm2-135m -T n=4
     inspect eval harness/scout --model whitebox/tinylm -M recipe=scout-sft -T split=test
-    harness study run methods/studies/scout.yaml
+    harness study run methods/studies/scout/study.yaml
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ reward, solve rate, the share still inside the pretraining chain's support, dive
 
     inspect eval harness/udm_grpo --model none
     inspect eval harness/udm_grpo --model none -T method=naive-grpo -T baseline=none
-    harness study run methods/studies/udm_grpo.yaml
+    harness study run methods/studies/udm_grpo/study.yaml
 """
 
 from __future__ import annotations

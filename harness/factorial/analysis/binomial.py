@@ -117,6 +117,9 @@ def fit_binomial(prob: Problem) -> Fit:
     full = fit(all_cols)
     mean_all = float(s.sum() / n.sum())
     null_dev = bernoulli_deviance(s, n, np.full_like(n, mean_all))
+    # a deviance below this is zero up to rounding (a response with no variance, a perfect
+    # fit): a ratio of two such numbers is noise that differs between machines, not a share
+    tiny = 1e-9 * max(1.0, float(n.sum()))
     eta_parts = _eta_parts(mats, terms, full.params, prep)
     var_eta = float(np.var(sum(eta_parts.values()))) if eta_parts else 0.0
     rows = []
@@ -179,8 +182,8 @@ def fit_binomial(prob: Problem) -> Fit:
                 "wald_p": wald_p,
                 "p_test": p_test,
                 "separation": term_sep,
-                "deviance_r2": chi2 / null_dev if null_dev > 0 else None,
-                "partial_deviance_r2": chi2 / (chi2 + full.dev) if chi2 + full.dev > 0
+                "deviance_r2": chi2 / null_dev if null_dev > tiny else None,
+                "partial_deviance_r2": chi2 / (chi2 + full.dev) if chi2 + full.dev > tiny
                 else None,
                 "latent_r2": part / (var_eta + LATENT_RESIDUAL),
                 "partial_latent_r2": part / (part + LATENT_RESIDUAL),
@@ -197,7 +200,7 @@ def fit_binomial(prob: Problem) -> Fit:
                 "term": "item", "sum_sq": item_ss, "df": df_item, "F": None, "p": p_lr,
                 "partial_eta2": None, "omega2": None, "chi2": item_ss, "lr_p": p_lr,
                 "wald_chi2": None, "wald_p": None, "p_test": "lr", "separation": False,
-                "deviance_r2": item_ss / null_dev if null_dev > 0 else None,
+                "deviance_r2": item_ss / null_dev if null_dev > tiny else None,
                 "partial_deviance_r2": None, "latent_r2": None, "partial_latent_r2": None,
             }
         )
@@ -213,7 +216,7 @@ def fit_binomial(prob: Problem) -> Fit:
         "deviance": full.dev,
         "null_deviance": null_dev,
         "df_resid": N - full.rank,
-        "pseudo_r2": 1 - full.dev / null_dev if null_dev > 0 else None,
+        "pseudo_r2": 1 - full.dev / null_dev if null_dev > tiny else None,
         "aic": full.dev + 2 * full.rank,
         "converged": full.converged,
         "estimation": "firth" if firth else "ml",

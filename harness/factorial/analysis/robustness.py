@@ -56,6 +56,10 @@ def item_setup_array(prep: Prepared, m: int, s: int) -> np.ndarray | None:
     return out
 
 
+RANK_DECIMALS = 10
+"""Decimals kept before ranking cell means (far above any score's resolution)."""
+
+
 def _stats_of(M: np.ndarray, pairs: list[tuple[int, int]], complete: np.ndarray) -> np.ndarray:
     """Per resample (B, models, setups): spread and CPS per model, Kendall W, tau per pair."""
     with np.errstate(invalid="ignore"):
@@ -65,6 +69,10 @@ def _stats_of(M: np.ndarray, pairs: list[tuple[int, int]], complete: np.ndarray)
     spread = mx - mn
     cps = (1 - (mx - avg)) * mx
     k = M.shape[1]
+    # ranks compare means that are equal in exact arithmetic but not always in the last
+    # bits (a sum taken in another order on another CPU): rounded first, a tie is a tie on
+    # every machine and the rank statistics do not move with the BLAS build
+    M = np.round(M, RANK_DECIMALS)
     extra = np.full((M.shape[0], 1 + len(pairs)), np.nan)
     if k >= 2 and complete.sum() >= 2:
         for b in range(M.shape[0]):

@@ -79,6 +79,7 @@ def marginal_means(
     cell_n = prep.cells.get_column("n").to_numpy()
     units = _groups_per_cell(prep)
     eta = mats.cell_X @ fit.b
+    rounding_var = 1e-14 * max(1.0, float(np.max(np.abs(fit.b))) if len(fit.b) else 1.0) ** 2
     records = []
     for term in terms:
         found = _observed_cells(prep, term)
@@ -108,7 +109,10 @@ def marginal_means(
             else:
                 L = Xc.mean(axis=0)
                 e = float(L @ fit.b)
-                se = float(np.sqrt(max(L @ fit.V @ L, 0.0)))
+                var = float(L @ fit.V @ L)
+                # a variance at rounding level (a level whose cells are all one value) is
+                # zero: its square root would be noise of ~1e-9 that moves between machines
+                se = float(np.sqrt(var)) if var > rounding_var else 0.0
                 row.update(estimate=e, se=se, lo=e - q * se, hi=e + q * se)
             records.append(row)
     return pl.DataFrame(records, infer_schema_length=None)

@@ -231,10 +231,21 @@ def _lower_is_better(frame: pl.DataFrame, key: str | None) -> bool:
 
 
 def _study_file(source: Source) -> Study | None:
-    """The study that ``run_study`` copied next to its logs, when the source is that dir."""
-    if isinstance(source, str | Path) and (Path(source) / STUDY_COPY).is_file():
-        return load_study(Path(source) / STUDY_COPY)
-    return None
+    """The study that ``run_study`` copied next to its logs, when the source is that dir.
+
+    The copy records what ran (factors, analysis options). The paper's claim is a statement
+    about the study, not about one run, and is kept in the study folder's ``study.yaml``:
+    when the logs are a run of a study folder (``<study>/logs/<run>/``) with the same name,
+    its claim is the one the verdict tests."""
+    if not (isinstance(source, str | Path) and (Path(source) / STUDY_COPY).is_file()):
+        return None
+    copy = load_study(Path(source) / STUDY_COPY)
+    canonical = copy.folder / STUDY_COPY if copy.folder is not None else None
+    if canonical is not None and canonical.is_file() and canonical != Path(source) / STUDY_COPY:
+        study = load_study(canonical)
+        if study.name == copy.name and study.claim is not None:
+            return copy.model_copy(update={"claim": study.claim})
+    return copy
 
 
 def _study_defaults(study: Study | None) -> dict[str, Any]:

@@ -4,7 +4,7 @@ Why: a committed report is only evidence if it can be rebuilt from the logs besi
 ``report.json`` records the command that wrote it (``provenance.report_command``), so one
 command can walk a tree of reports, rerun each recorded command and either rewrite the
 report in place or, with ``check``, rebuild it in a scratch folder and compare it with the
-committed one. ``harness study regenerate methods/studies/reports --check`` is that command.
+committed one. ``harness study regenerate methods/studies --check`` is that command.
 
 Two kinds of recorded command are understood:
 
@@ -28,6 +28,12 @@ a residual that is zero up to rounding) can differ by more across machines; such
 fails the check, which is what it should say.
 A report whose logs are not committed (a log dir outside the tree, a ``/tmp`` folder) is
 reported as such, never silently skipped.
+
+A study folder (``<root>/<study>/study.yaml``) is also checked for its shape: every folder
+below its ``logs/`` must be a run its ``runs:`` section declares (``main`` when it declares
+none), so no log folder is committed without saying what it is; and each command of its
+``summaries:`` section (extra outputs a method's own script writes from the logs) is rerun
+like a report, into a scratch folder with ``--check``, and its output compared.
 """
 
 from __future__ import annotations
@@ -68,7 +74,8 @@ class Outcome:
     """What regenerating (or checking) one committed report found."""
 
     report: Path
-    status: str  # "same", "differs", "rewritten", "missing-logs", "unsupported", "error"
+    status: str  # "same", "differs", "rewritten", "missing-logs", "unsupported", "error",
+    #              "undeclared" (a log folder no run of the study declares)
     detail: str = ""
 
     @property
@@ -278,13 +285,98 @@ def _one(folder: Path, check: bool, build: Callable[[Path], None]) -> Outcome:
         return Outcome(folder, "error", f"{type(exc).__name__}: {exc}"[:300])
 
 
+def study_folders(root: Path) -> list[Path]:
+    """Every study folder under ``root``: a folder holding ``study.yaml`` that is not the
+    copy a run keeps in ``<study>/logs/<run>/``."""
+    return sorted(p.parent for p in Path(root).rglob("study.yaml")
+                  if p.parent.parent.name != "logs")
+
+
+def layout_outcomes(folder: Path) -> list[Outcome]:
+    """A study folder's log folders that its study file does not declare as runs."""
+    from harness.factorial.study import load_study
+
+    try:
+        study = load_study(folder / "study.yaml")
+    except Exception as exc:  # noqa: BLE001 - reported, and the rest still checked
+        return [Outcome(folder, "error", f"study.yaml: {exc}"[:300])]
+    declared = set(study.runs) or {"main"}
+    logs = folder / "logs"
+    found = sorted(p for p in logs.iterdir()) if logs.is_dir() else []
+    return [Outcome(p, "undeclared", f"not a run declared in {folder / 'study.yaml'} "
+                                     f"(runs: {', '.join(sorted(declared))})")
+            for p in found if not p.is_dir() or p.name not in declared]
+
+
+def _same_output(committed: Path, regenerated: Path) -> Outcome:
+    """Compare one summary output (a file, or a folder of files) with its rebuild."""
+    if not regenerated.exists():
+        return Outcome(committed, "differs", "the command wrote nothing here")
+    if committed.is_dir():
+        names = sorted(p.relative_to(committed) for p in committed.rglob("*") if p.is_file())
+        for rel in names:
+            outcome = _same_output(committed / rel, regenerated / rel)
+            if not outcome.ok:
+                return Outcome(committed, outcome.status, f"{rel}: {outcome.detail}")
+        return Outcome(committed, "same")
+    a, b = committed.read_text(), regenerated.read_text()
+    if committed.suffix == ".json":
+        found = first_difference(json.loads(a), json.loads(b))
+    else:
+        found = None if a == b else next(
+            (f"line {i + 1}: committed {x[:80]!r}, regenerated {y[:80]!r}"
+             for i, (x, y) in enumerate(zip(a.splitlines() + [""], b.splitlines() + [""],
+                                            strict=False)) if x != y), "differs")
+    return Outcome(committed, "same") if found is None else Outcome(committed, "differs", found)
+
+
+def summary_outcomes(folder: Path, base: Path, check: bool) -> list[Outcome]:
+    """Rerun each ``summaries:`` command of a study folder (into scratch with ``check``)."""
+    from harness.factorial.study import load_study
+
+    try:
+        study = load_study(folder / "study.yaml")
+    except Exception:  # noqa: BLE001 - layout_outcomes reports it
+        return []
+    where = folder.resolve().relative_to(base.resolve()) if folder.resolve().is_relative_to(
+        base.resolve()) else folder.resolve()
+    outcomes = []
+    for template in study.summaries:
+        command = template.replace("{study}", str(where))
+        words = shlex.split(command)
+        target = base / words[words.index("--out") + 1]
+        plan = Plan(command, "module", None)
+        if not check:
+            try:
+                _run_module(plan, target, base)
+                outcomes.append(Outcome(target, "rewritten"))
+            except RuntimeError as exc:
+                outcomes.append(Outcome(target, "error", str(exc)))
+            continue
+        with tempfile.TemporaryDirectory(prefix="regenerate-") as tmp:
+            scratch = Path(tmp) / target.name
+            try:
+                _run_module(plan, scratch, base)
+            except RuntimeError as exc:
+                outcomes.append(Outcome(target, "error", str(exc)))
+                continue
+            outcomes.append(_same_output(target, scratch))
+    return outcomes
+
+
 def regenerate(root: Path, base: Path | None = None, check: bool = False,
                only: Iterable[str] = ()) -> list[Outcome]:
-    """Regenerate (or ``check``) every committed report under ``root``; ``only`` keeps the
-    reports whose path contains one of the given strings."""
+    """Regenerate (or ``check``) every committed report under ``root``, every study
+    folder's declared summaries, and (always) each study folder's run layout; ``only``
+    keeps the paths that contain one of the given strings."""
     base = Path.cwd() if base is None else base
     wanted = tuple(only)
     all_plans, outcomes = plans(Path(root), base)
+    for folder in study_folders(Path(root)):
+        if wanted and not any(w in str(folder) for w in wanted):
+            continue
+        outcomes.extend(layout_outcomes(folder))
+        outcomes.extend(summary_outcomes(folder, base, check))
     for plan in all_plans:
         if wanted:
             kept = tuple(f for f in plan.reports if any(w in str(f) for w in wanted))
@@ -303,7 +395,8 @@ def summary_line(outcomes: list[Outcome]) -> str:
     counts: dict[str, int] = {}
     for o in outcomes:
         counts[o.status] = counts.get(o.status, 0) + 1
-    order = ("same", "rewritten", "differs", "missing-logs", "unsupported", "error")
+    order = ("same", "rewritten", "differs", "missing-logs", "unsupported", "error",
+             "undeclared")
     parts = [f"{counts[s]} {s}" for s in order if s in counts]
     return f"{len(outcomes)} reports: " + ", ".join(parts)
 

@@ -9,11 +9,9 @@ from typing import Any
 
 import pytest
 
+from benchmarks.medversa.lifelong import _resumed_runs, _table, _write_lifelong
 from benchmarks.medversa.protocol import (
     CurvePoint,
-    _resumed_runs,
-    _table,
-    _write_lifelong,
     checkpoints,
     make_units,
     point_summary,
@@ -191,7 +189,7 @@ def _cli_on_tiny(tiny: WhiteBoxRunner, tmp_path: Path,
 def _stopping_after_first_point(monkeypatch: pytest.MonkeyPatch, editor_name: str) -> Any:
     """Make the CLI's ``run_lifelong`` raise :class:`_Stop` after ``editor_name``'s first
     point has been handed on (as a session's end would); returns the real function."""
-    import benchmarks.medversa.protocol as protocol
+    import benchmarks.medversa.lifelong as protocol
 
     full_run = protocol.run_lifelong
 
@@ -214,7 +212,7 @@ def test_a_run_cut_short_keeps_its_curve_so_far_and_continues_from_its_checkpoin
     """Every scored point is written at once, marked ``stopped_after`` until the last, with
     the editor's state beside it; a rerun of the same design continues a stopped editor
     from that checkpoint and keeps the finished ones."""
-    import benchmarks.medversa.protocol as protocol
+    import benchmarks.medversa.lifelong as protocol
     from benchmarks.medversa.lifelong_checkpoint import checkpoint_path
 
     real = _cli_on_tiny(tiny, tmp_path, monkeypatch)
@@ -255,7 +253,7 @@ def test_a_weight_editor_resumed_from_its_checkpoint_gives_the_uninterrupted_cur
         capsys: pytest.CaptureFixture[str]) -> None:
     """FT-L stopped after 2 of 6 edits and rerun: the same per-case scores, curve and
     retention as a run that never stopped (the weights are loaded, not replayed)."""
-    import benchmarks.medversa.protocol as protocol
+    import benchmarks.medversa.lifelong as protocol
 
     real = _cli_on_tiny(tiny, tmp_path, monkeypatch)
 

@@ -24,7 +24,7 @@ from harness.factorial.report.regenerate import (
 )
 
 ROOT = Path(__file__).resolve().parents[3]
-REPORT = "methods/studies/reports/progressive_depth"
+REPORT = "methods/studies/progressive_depth"
 
 
 def test_recorded_commands_are_parsed() -> None:
@@ -63,7 +63,7 @@ def tree(tmp_path: Path) -> Path:
 
 @pytest.mark.slow
 def test_a_committed_report_regenerates_identically(tree: Path) -> None:
-    outcomes = regenerate(tree / "methods/studies/reports", tree, check=True)
+    outcomes = regenerate(tree / "methods/studies", tree, check=True)
     assert [(o.status, o.detail) for o in outcomes] == [("same", "")]
     assert summary_line(outcomes) == "1 reports: 1 same"
 
@@ -74,7 +74,7 @@ def test_a_tampered_report_differs_and_says_where(tree: Path) -> None:
     data = json.loads(path.read_text())
     data["title"] = data["title"] + " (edited)"
     path.write_text(json.dumps(data))
-    [outcome] = regenerate(tree / "methods/studies/reports", tree, check=True)
+    [outcome] = regenerate(tree / "methods/studies", tree, check=True)
     assert outcome.status == "differs" and not outcome.ok
     assert outcome.detail.startswith(".title: committed")
 
@@ -85,7 +85,7 @@ def test_rewriting_in_place_restores_a_tampered_report(tree: Path) -> None:
     original = json.loads(path.read_text())
     (tree / REPORT / "report.md").unlink()
     path.write_text(json.dumps({**original, "title": "edited"}))
-    [outcome] = regenerate(tree / "methods/studies/reports", tree, check=False)
+    [outcome] = regenerate(tree / "methods/studies", tree, check=False)
     assert outcome.status == "rewritten"
     assert (tree / REPORT / "report.md").is_file()
     assert compare(tree / REPORT, tree / REPORT).status == "same"
@@ -96,14 +96,14 @@ def test_rewriting_in_place_restores_a_tampered_report(tree: Path) -> None:
 
 def test_missing_logs_and_unknown_commands_are_failures_not_skips(tree: Path) -> None:
     shutil.rmtree(tree / REPORT / "logs")
-    odd = tree / "methods/studies/reports/odd"
+    odd = tree / "methods/studies/odd"
     odd.mkdir()
     (odd / "report.json").write_text(json.dumps(
         {"provenance": {"report_command": "bash make_it.sh"}}))
-    bare = tree / "methods/studies/reports/bare"
+    bare = tree / "methods/studies/bare"
     bare.mkdir()
     (bare / "report.json").write_text(json.dumps({"provenance": {}}))
-    outcomes = regenerate(tree / "methods/studies/reports", tree, check=True)
+    outcomes = regenerate(tree / "methods/studies", tree, check=True)
     assert {o.report.name: o.status for o in outcomes} == {
         "progressive_depth": "missing-logs", "odd": "unsupported",
         "bare": "unsupported"}
@@ -111,7 +111,7 @@ def test_missing_logs_and_unknown_commands_are_failures_not_skips(tree: Path) ->
 
 
 def test_every_committed_method_report_records_how_it_was_made() -> None:
-    folders = find_reports(ROOT / "methods/studies/reports")
+    folders = find_reports(ROOT / "methods/studies")
     assert len(folders) >= 20
     for folder in folders:
         command = json.loads((folder / "report.json").read_text())["provenance"].get(

@@ -123,7 +123,7 @@ def test_one_study_cell_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     from harness.results import read_results
 
     monkeypatch.setenv("EVALSUITE_CACHE", str(tmp_path / "cache"))
-    text = (REPO / "methods/studies/qkv_sharing.yaml").read_text()
+    text = (REPO / "methods/studies/qkv_sharing/study.yaml").read_text()
     study_file = tmp_path / "study.yaml"
     tiny = ", ".join(f"recipe.{k}: {v}" for k, v in TINY.items())
     shrunk = (text.replace("{recipe: qkv-sharing, batch_size: 8}",

@@ -110,7 +110,7 @@ def test_a_step_whose_groups_all_tie_leaves_the_weights_where_they_were(
 
 
 def test_per_step_format_counts_each_step() -> None:
-    from methods.rl.ttrl import per_step_format
+    from methods.rl.ttrl_transfer import per_step_format
 
     cands = [{"step": 1, "edit": "none", "format_credit": 0.2},
              {"step": 1, "edit": "diff", "format_credit": 0.0},
