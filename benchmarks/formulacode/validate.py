@@ -50,6 +50,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -105,10 +106,17 @@ def headline(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
                     "wall clock (quiet host only) for wall tasks"}
 
 
+def task_settings(record: TaskRecord, settings: GradeSettings) -> GradeSettings:
+    """The task's settings; a cycles task times no ``control`` copy: the ``noop``
+    candidate is already a fresh-process copy of the base (a cycles tree costs minutes)."""
+    settings = settings.for_task(record.extra)
+    return replace(settings, controls=[]) if settings.timer == "cycles" else settings
+
+
 def validate_task(box: Container, record: TaskRecord, settings: GradeSettings,
                   raw_dir: Path | None = None) -> dict[str, Any]:
     """Grade oracle and noop on one pack task inside ``box``; returns the summary row."""
-    settings = settings.for_task(record.extra)
+    settings = task_settings(record, settings)
     slug = record.extra["pack_slug"]
     repo, work = f"/workspace/{slug}", f"/tmp/fc_validate/{slug}"
     box.exec(["rm", "-rf", repo, work])
@@ -130,7 +138,7 @@ def validate_task(box: Container, record: TaskRecord, settings: GradeSettings,
 def validate_task_local(record: TaskRecord, settings: GradeSettings,
                         raw_dir: Path | None = None) -> dict[str, Any]:
     """The same grading run as :func:`validate_task`, as a subprocess on this machine."""
-    settings = settings.for_task(record.extra)
+    settings = task_settings(record, settings)
     with tempfile.TemporaryDirectory(prefix="fc-validate-") as tmp:
         root = Path(tmp)
         repo = materialize(record.extra["pack_slug"], root / "repo")

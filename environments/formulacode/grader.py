@@ -75,8 +75,7 @@ class GradeSettings:
     bench_timeout: int = 900
     python: str = "python3"
     layout_seed: int = 0
-    # rounds of a cycles task (deterministic: one; each round a layout of its own). A cycles
-    # task also drops ``controls``: its floor is fcm.CYCLES_FLOOR unless copies show more
+    # rounds of a cycles task (deterministic: one; each round a layout of its own)
     cycles_rounds: int = 1
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -90,9 +89,9 @@ class GradeSettings:
         if timer not in TIMERS:
             raise ValueError(f"unknown timer {timer!r}: one of {TIMERS} or 'task'")
         cpus = self.cpus if self.cpus is not None else meta.get("cpus")
-        if timer == "cycles":  # deterministic: no calibration rounds, no extra base copy
+        if timer == "cycles":  # deterministic: no calibration rounds
             return replace(self, timer=timer, cpus=cpus, rounds=self.cycles_rounds,
-                           max_rounds=self.cycles_rounds, controls=[])
+                           max_rounds=self.cycles_rounds)
         return replace(self, timer=timer, cpus=cpus)
 
 

@@ -137,11 +137,17 @@ def test_summary_row_of_a_one_round_cycles_run() -> None:
     result = _cycles_result(base=3.0e6, expert=2.0e6, oracle=2.0e6, rounds=1)
     del result["trees"]["control"]
     result["controls"] = []
-    result["trees"]["noop"]["round_medians"] = {w: [3.003e6] for w in result["workloads"]}
+    for key in ("round_medians", "samples"):
+        result["trees"]["noop"][key] = {w: [3.003e6] for w in result["workloads"]}
+    result["trees"]["oracle"]["round_medians"] = {w: [2.0004e6] for w in result["workloads"]}
+    result["trees"]["oracle"]["samples"] = {w: [2.0004e6] for w in result["workloads"]}
     row = validate.summarise(result, GradeSettings())
-    assert row["measure"] == "cycles" and row["oracle_speedup"] == pytest.approx(1.5)
+    assert row["measure"] == "cycles" and row["oracle_speedup"] == pytest.approx(1.5 / 1.0002)
     assert row["oracle_significant"] and not row["noop_significant"]
-    assert row["oracle_advantage_ci"] == [0.0, 0.0]
+    # the oracle is 0.02% off the expert; the copies differ by 0.1%: the bound covers 0
+    lo, hi = row["oracle_advantage_ci"]
+    assert lo < row["oracle_advantage"] < 0 < hi
+    assert hi - lo == pytest.approx(2 * 1.5 * 2 * 0.001, rel=0.01)
     cv = 0.003e6 / math.sqrt(2) / 3.0015e6 / math.sqrt(2)  # sd / mean / sqrt(2 processes)
     assert row["baseline_workload_cv"]["m.A.time_x(1)"] == pytest.approx(cv, rel=1e-3)
     out = acceptance.check({"t": {**row, "kind": "algorithmic"}})

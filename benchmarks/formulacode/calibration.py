@@ -1,0 +1,102 @@
+"""Each task's speedup in both measures, side by side (issue 46, item 4).
+
+A cycles run and the committed quiet-host clock run (``results/validate_pack25_quiet.json``:
+process CPU time for today's cycles tasks, wall clock for the wall tasks, on 2 idle cores)
+give each task's oracle speedup twice. Where they differ by more than 10% the task is
+flagged: the cycle estimate (Ir + 10 L1 + 100 LL misses, a fixed cache model) does not
+weigh that task's work as this machine's clock does. The table is written next to the
+cycles run (``calibration.json``), the README shows it, and the scorer copies a task's
+entry into its score metadata (``measure_calibration``) so a reader of one score sees it.
+
+    python -m benchmarks.formulacode.calibration CYCLES_RUN.json QUIET_RUN.json [OUT.json]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+RESULTS = Path(__file__).parent / "results"
+#: the committed calibration the scorer reads (the cycles acceptance run against the quiet run)
+CURRENT = RESULTS / "validate_pack25_cycles" / "calibration.json"
+FLAG_AT = 0.10
+
+
+def slug(task_id: str) -> str:
+    """``evalsuite-pack_topk_13`` -> ``topk`` (the pack's task ids)."""
+    parts = task_id.split("_")
+    return "_".join(parts[1:-1]) if len(parts) >= 3 else task_id
+
+
+def compare(cycles_run: dict[str, Any], quiet_run: dict[str, Any],
+            flag_at: float = FLAG_AT) -> dict[str, dict[str, Any]]:
+    """Per pack slug: the oracle speedup under each measure, their ratio, and the flag
+    (``|cycles / clock - 1| > flag_at``); tasks missing from either run have ``None``."""
+    quiet = {slug(t): r for t, r in (quiet_run.get("tasks") or {}).items()}
+    out: dict[str, dict[str, Any]] = {}
+    for task_id, row in sorted((cycles_run.get("tasks") or {}).items()):
+        name = slug(task_id)
+        clock = quiet.get(name) or {}
+        cyc = row.get("oracle_speedup") if row.get("timer") == "cycles" else None
+        if row.get("infra_failure"):
+            cyc = None
+        wall = clock.get("oracle_speedup")
+        ratio = (cyc / wall if isinstance(cyc, int | float) and isinstance(wall, int | float)
+                 and wall > 0 else None)
+        out[name] = {"measure": row.get("measure") or row.get("timer"),
+                     "cycles_speedup": cyc, "quiet_clock_speedup": wall,
+                     "quiet_clock_timer": clock.get("timer"),
+                     "cycles_over_clock": ratio,
+                     "flagged": ratio is not None and abs(ratio - 1) > flag_at,
+                     "not_graded": row.get("not_graded"),
+                     "refused": row.get("infra_failure")}
+    return out
+
+
+def for_task(pack_slug: str | None, path: Path = CURRENT) -> dict[str, Any] | None:
+    """The committed calibration entry of one pack task (None when absent)."""
+    if not pack_slug or not path.exists():
+        return None
+    entry = json.loads(path.read_text()).get("tasks", {}).get(pack_slug)
+    return dict(entry) if entry else None
+
+
+def markdown(table: dict[str, dict[str, Any]]) -> str:
+    """The README table (flags in bold)."""
+
+    def fmt(x: Any) -> str:
+        return f"{x:.3f}" if isinstance(x, int | float) and math.isfinite(x) else "—"
+
+    lines = ["| task | measure | cycles speedup | quiet-host clock speedup (timer) | "
+             "cycles / clock | >10% |", "|---|---|---|---|---|---|"]
+    for name, e in table.items():
+        cyc = fmt(e["cycles_speedup"]) if e["cycles_speedup"] is not None else (
+            e.get("not_graded") or ("refused" if e.get("refused") else "—"))
+        flag = "**flagged**" if e["flagged"] else ""
+        lines.append(f"| {name} | {e['measure']} | {cyc} | {fmt(e['quiet_clock_speedup'])} "
+                     f"({e.get('quiet_clock_timer') or '—'}) | {fmt(e['cycles_over_clock'])} "
+                     f"| {flag} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) not in (2, 3):
+        print(__doc__, file=sys.stderr)
+        return 2
+    cycles_run, quiet_run = (json.loads(Path(a).read_text()) for a in args[:2])
+    table = compare(cycles_run, quiet_run)
+    doc = {"cycles_run": args[0], "quiet_run": args[1], "flag_at": FLAG_AT, "tasks": table,
+           "flagged": sorted(n for n, e in table.items() if e["flagged"])}
+    text = json.dumps(doc, indent=1)
+    if len(args) == 3:
+        Path(args[2]).write_text(text + "\n")
+    print(markdown(table))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
