@@ -612,6 +612,39 @@ def serve(
     typer.echo("server stopped", err=True)
 
 
+
+@app.command()
+def readme(
+    write: Annotated[bool, typer.Option("--write", help="Rewrite the generated sections.")]
+    = False,
+    check: Annotated[bool, typer.Option("--check", help="Exit 1 if a section is stale.")]
+    = False,
+    file: Annotated[Path, typer.Option("--file", help="The Markdown file.")] = Path("README.md"),
+) -> None:
+    """The README's generated tables (benchmarks from each eval.yaml; studies with their
+    claim, contrast and verdict from each study's report): print them, --write them into
+    FILE between their markers, or --check that FILE's are current."""
+    from harness.atomic import write_text
+    from harness.docs.sections import replace_sections, stale_sections
+    from harness.docs.tables import readme_sections
+
+    bodies = readme_sections(Path.cwd())
+    text = file.read_text(encoding="utf-8")
+    if check:
+        stale = stale_sections(text, bodies)
+        if stale:
+            console.print(f"[red]stale:[/red] {', '.join(stale)} in {file} "
+                          "(harness readme --write)")
+            raise typer.Exit(1)
+        typer.echo(f"{file}: {len(bodies)} generated sections current")
+        return
+    if write:
+        write_text(file, replace_sections(text, bodies, str(file)))
+        typer.echo(f"wrote {', '.join(bodies)} into {file}")
+        return
+    for name, body in bodies.items():
+        typer.echo(f"## {name}\n\n{body}")
+
 def main() -> None:  # pragma: no cover - console script shim
     app()
 

@@ -60,6 +60,7 @@ __all__ = [
     "ErroredPolicy",
     "EvalSpec",
     "EvalSpecError",
+    "Example",
     "MetricSpec",
     "TaskSpec",
     "errored_policy",
@@ -125,6 +126,15 @@ class TaskSpec(_Strict):
     metrics: dict[str, MetricSpec] = Field(min_length=1)
 
 
+class Example(_Strict):
+    """One command that shows the benchmark working, with what it gave when measured
+    (the root README's benchmark table is generated from these)."""
+
+    command: str = Field(min_length=1)
+    measured: str = Field(min_length=1)
+    """Wall time and score as measured, with the machine's load (free text, a fact)."""
+
+
 class EvalSpec(_Strict):
     """The whole ``eval.yaml`` of one benchmark folder."""
 
@@ -147,6 +157,8 @@ class EvalSpec(_Strict):
     """The optional dependency extra the benchmark needs (``pip install 'harness[web]'``)."""
     sandbox: str | None = None
     dependencies: list[str] = Field(default_factory=list)
+    example: Example | None = None
+    """A command that shows the benchmark working (the README's table lists it)."""
     tasks: list[TaskSpec] = Field(min_length=1)
 
     @field_validator("paper")
