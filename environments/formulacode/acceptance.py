@@ -18,8 +18,10 @@ Criteria (the issue's "Acceptance" paragraph):
 * ``workload_cv_median`` / ``workload_cv_share``: over every workload of every task, the
   median achieved CV is <= 2% and >= 80% of workloads are at or below 2%. The CV is that
   of each workload's measured value (its relative standard error over the rounds, what
-  calibration rounds bring down); the round-to-round dispersion, the machine's noise, is
-  in the rows (``workload_dispersion``) and not a criterion.
+  calibration rounds bring down): the *error of the mean*. The *spread of one
+  measurement* (the round-to-round dispersion, the machine's noise; process to process for
+  cycles) is in the rows (``workload_dispersion``) and beside the criterion
+  (``spread_of_one_measurement_median``), not a criterion of its own.
 * ``quiet_machine`` (a timed run only): the probe of ``host_noise`` found every CPU quiet
   before and after the run; the criteria above are read "on a quiet machine".
 * ``wall_tasks_speed_up``: tasks timed on the wall clock (parallel and I/O-hiding ones)
@@ -88,6 +90,8 @@ def check(rows: Mapping[str, Mapping[str, Any]], min_speedup: float = MIN_SPEEDU
     noisy_noop = [t for t, r in rated if r.get("noop_significant")]
 
     cvs = [c for _, r in rated for c in _workload_cvs(r)]
+    spreads = [float(v) for _, r in rated
+               for v in (r.get("baseline_workload_dispersion") or {}).values() if _finite(v)]
     cv_median = statistics.median(cvs) if cvs else math.nan
     share = sum(c <= cv_target for c in cvs) / len(cvs) if cvs else math.nan
     cv_tasks = [t for t, r in rated
@@ -121,6 +125,16 @@ def check(rows: Mapping[str, Mapping[str, Any]], min_speedup: float = MIN_SPEEDU
         _criterion("not_graded", skipped, "counted and reported, never averaged in", [],
                    passed=True),
     ]
+    # the two CVs under their own names (issue 46): the criteria above check the error of
+    # the mean; the spread of one measurement (round to round, or process to process for
+    # cycles) is reported beside them
+    for crit in criteria:
+        if crit["name"] == "workload_cv_median":
+            crit["value_is"] = "error of the mean (relative standard error over rounds)"
+            crit["spread_of_one_measurement_median"] = (statistics.median(spreads) if spreads
+                                                        else math.nan)
+            crit["spread_share_within_target"] = (sum(v <= cv_target for v in spreads)
+                                                  / len(spreads) if spreads else math.nan)
     if host_noise is not None:
         worst = max((float(p["max_cv"]) for p in host_noise), default=math.nan)
         bound = max((float(p["quiet_cv"]) for p in host_noise), default=math.nan)

@@ -153,3 +153,8 @@ def test_summary_row_of_a_one_round_cycles_run() -> None:
     out = acceptance.check({"t": {**row, "kind": "algorithmic"}})
     failing = [c["name"] for c in out["criteria"] if not c["passed"]]
     assert failing == ["wall_tasks_speed_up"]  # a run with no wall task at all
+    # both CVs under their names: the error of the mean (gated) and the spread of one
+    crit = _criteria(out)["workload_cv_median"]
+    assert crit["value"] == pytest.approx(cv, rel=1e-3)
+    assert crit["spread_of_one_measurement_median"] == pytest.approx(cv * math.sqrt(2),
+                                                                     rel=1e-3)
