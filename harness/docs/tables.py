@@ -66,7 +66,12 @@ def _verdict_report(folder: Path) -> tuple[Path, dict[str, Any]] | None:
 
 
 def _ci(contrast: dict[str, Any]) -> str:
+    """The contrast with its interval; a contrast over one item has none (its bounds are
+    null in report.json), and the table says so rather than failing."""
     lo, hi = contrast["ci"]
+    if lo is None or hi is None:
+        return (f"{contrast['estimate']:+.3g} (no interval: "
+                f"{contrast.get('n_items', '?')} item)")
     return f"{contrast['estimate']:+.3g} [{lo:+.3g}, {hi:+.3g}]"
 
 
