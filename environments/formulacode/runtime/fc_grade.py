@@ -73,6 +73,8 @@ RTOL, ATOL = 1e-5, 1e-8
 #: glibc's malloc for cycles runs with fixed thresholds: its dynamic mmap threshold made
 #: whether a large array landed in fresh (cold) pages depend on the run's history, and so
 #: one topk workload's simulated cycles moved by 15% between two layouts (0.01% with these)
+#: a tree's timing run under callgrind may take this many times the clock timers' limit
+CYCLES_BENCH_FACTOR = 4
 CYCLES_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20),
                      "MALLOC_TRIM_THRESHOLD_": str(1 << 30), "MALLOC_TOP_PAD_": "0"}
 
@@ -492,9 +494,9 @@ def _time_round(out: dict[str, Any], trees: dict[str, Path], names: list[str], r
 
             prefix = fc_callgrind.valgrind_prefix(run_env["FC_CALLGRIND_OUT"],
                                                   cfg.get("valgrind", "valgrind"))
+        limit = float(cfg.get("bench_timeout", 900)) * (CYCLES_BENCH_FACTOR if cycles else 1)
         done = sh([*out["pinned"], *prefix, python, str(BENCH), "time", str(trees[name]),
-                   str(res_file), *bench_opts, *extra], timeout=cfg.get("bench_timeout", 900),
-                  env=run_env)
+                   str(res_file), *bench_opts, *extra], timeout=limit, env=run_env)
         if cycles:
             shutil.rmtree(work / f"cg.{name}.r{r}", ignore_errors=True)
         tree_out = out["trees"][name]
