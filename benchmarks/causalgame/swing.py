@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from harness.results import read_results
+from harness.results import load_results
 from harness.stats import main_effect_shares, setup_swing
 
 SCHEMA = "setup-swing/1"
@@ -43,9 +43,12 @@ PAPER_SWING = 0.70
 N_BOOT = 2000
 
 
-def tagged_frame(log_dir: str | Path, score_key: str | None) -> tuple[pl.DataFrame, str]:
-    """The rows of one score key with one ``f_<factor>`` column per tagged factor."""
-    frame = read_results(log_dir)
+def tagged_frame(log_dir: str | Path, score_key: str | None
+                 ) -> tuple[pl.DataFrame, str, str]:
+    """The rows of one score key with one ``f_<factor>`` column per tagged factor, and the
+    counting line (each (cell, sample, epoch) once across resumed or retried attempts)."""
+    loaded = load_results(log_dir)
+    frame = loaded.frame
     if frame.height == 0:
         raise ValueError(f"no logs with samples under {log_dir}")
     keys = frame["score_key"].unique(maintain_order=True).to_list()
@@ -58,7 +61,7 @@ def tagged_frame(log_dir: str | Path, score_key: str | None) -> tuple[pl.DataFra
     names = sorted({k for t in tags for k in t})
     columns = [pl.Series(f"f_{n}", [t.get(n) for t in tags], dtype=pl.String) for n in names]
     item = pl.concat_str([pl.col("sample_id"), pl.col("epoch").cast(pl.String)], separator="#")
-    return frame.with_columns(*columns, item.alias("item")), key
+    return frame.with_columns(*columns, item.alias("item")), key, loaded.account.line()
 
 
 def analyse(frame: pl.DataFrame, model_factor: str = "model", n_boot: int = N_BOOT
@@ -146,7 +149,8 @@ def to_markdown(report: Mapping[str, Any]) -> str:
         f"a setup is one combination of {', '.join(report['setup_factors']) or '—'}; "
         f"{len(report['items'])} items (sample#epoch), paired across setups; 95% percentile "
         f"bootstrap over items ({report['n_boot']} resamples). The paper's headline: up to "
-        f"{100 * PAPER_SWING:.0f}% from evaluation choices alone.", "",
+        f"{100 * PAPER_SWING:.0f}% from evaluation choices alone. Logs: "
+        f"{report['counting']}.", "",
         "| model | swing (max − min) | 95% CI | relative to best | 95% CI | best setup | "
         "worst setup | setups with a mean | all-N/A setups |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -187,7 +191,7 @@ def to_markdown(report: Mapping[str, Any]) -> str:
 def build(log_dir: str | Path, out: str | Path, score_key: str | None = None,
           model_factor: str = "model", n_boot: int = N_BOOT) -> dict[str, Any]:
     """Analyse the logs and write ``report.json`` and ``report.md`` into ``out``."""
-    frame, key = tagged_frame(log_dir, score_key)
+    frame, key, counting = tagged_frame(log_dir, score_key)
     result = analyse(frame, model_factor, n_boot)
     study = log_dir
     study_file = Path(log_dir) / "study.yaml"
@@ -201,7 +205,7 @@ def build(log_dir: str | Path, out: str | Path, score_key: str | None = None,
     report = {
         "schema": SCHEMA, "study": str(study), "score_key": key, "n_boot": n_boot,
         "setup_factors": [f for f in result["factors"] if f != model_factor],
-        "paper_swing": PAPER_SWING, **result,
+        "paper_swing": PAPER_SWING, "counting": counting, **result,
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "provenance": {"report_command": shlex.join(command)},
     }
