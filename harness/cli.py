@@ -551,7 +551,7 @@ def recipes_build(
         help="Product cache (default $EVALSUITE_CACHE/recipes).")] = None,
 ) -> None:
     """Build a recipe's product (or find it in the cache) and print its folder."""
-    from harness.recipes import RecipeError, build_product
+    from harness.plugins.recipe import RecipeError, build_product
     from harness.registry import MissingExtraError
 
     options: dict[str, str] = {}

@@ -51,7 +51,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from harness.plain_methods import MethodFn, method_names, plain_method, resolve_method
+from harness.plugins.plain_method import MethodFn, method_names, plain_method, resolve_method
 from harness.registry import Entry
 
 __all__ = [

@@ -51,6 +51,7 @@ __all__ = [
     "items_needed",
     "kendall_tau",
     "kendall_w",
+    "logistic_effects",
     "mean_ci",
     "minimum_detectable_difference",
     "paired_difference",
@@ -647,6 +648,43 @@ def firth_logistic(
             converged = True
             break
     return FirthFit(beta, inv, ll, pll, mu, hat, converged, iterations)
+
+
+def logistic_effects(
+    y: Values, predictors: dict[str, Values], level: float = 0.95
+) -> dict[str, dict[str, float | None]]:
+    """Standardised effects of several predictors on a 0/1 outcome, side by side.
+
+    Each predictor is z-scored (mean 0, sd 1), so a coefficient is the change in log-odds
+    per standard deviation of that predictor and the coefficients compare directly (which
+    matters more). Fitted jointly with an intercept by :func:`firth_logistic`, which stays
+    finite when the outcome is rare or separated (no successes at all gives slopes near
+    0, with wide intervals). A constant predictor has no effect to estimate: its entry is
+    None throughout. Returns, per predictor, ``coef``, ``se`` (model-based), ``low`` and
+    ``high`` (Wald interval at ``level``).
+    """
+    ys = np.asarray(y, dtype=float).ravel()
+    out: dict[str, dict[str, float | None]] = {}
+    cols: list[NDArray[np.float64]] = []
+    names: list[str] = []
+    for name, values in predictors.items():
+        x = np.asarray(values, dtype=float).ravel()
+        if len(x) != len(ys):
+            raise ValueError(f"predictor {name!r} has {len(x)} values for {len(ys)} outcomes")
+        sd = float(x.std())
+        if sd == 0:
+            out[name] = {"coef": None, "se": None, "low": None, "high": None}
+            continue
+        cols.append((x - x.mean()) / sd)
+        names.append(name)
+    if not names:
+        return out
+    fit = firth_logistic(np.column_stack([np.ones_like(ys), *cols]), ys)
+    z = float(sps.norm.ppf(0.5 + level / 2))
+    for k, name in enumerate(names, start=1):
+        coef, se = float(fit.coef[k]), float(math.sqrt(max(fit.cov[k, k], 0.0)))
+        out[name] = {"coef": coef, "se": se, "low": coef - z * se, "high": coef + z * se}
+    return {name: out[name] for name in predictors}
 
 
 def separated_rows(

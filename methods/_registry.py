@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from inspect_ai.model import ModelAPI, modelapi
 
-from harness.registry import declare, import_modules, register
+from harness.registry import declare, import_modules, model_wrapper
 
 MODULES: tuple[str, ...] = (
     "methods.agents.lightwm.agent",  # agent: lightwm
@@ -62,5 +62,5 @@ def mvrcache() -> type[ModelAPI]:
     return MVRCacheAPI
 
 
-register("model", "mvr-cache", mvrcache, extra="cpu", api="mvrcache/<provider>/<model>",
-         summary="Multi-vector semantic cache: mvrcache/<model> -M delta=0.1")
+model_wrapper("mvr-cache", mvrcache, extra="cpu", api="mvrcache/<provider>/<model>",
+              summary="Multi-vector semantic cache: mvrcache/<model> -M delta=0.1")

@@ -21,7 +21,7 @@ from inspect_ai.tool import Tool, python
 from benchmarks.arithmetic.scorer import exact_integer
 from benchmarks.arithmetic.tools import calculator
 from environments.arithmetic import generate_problems
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
 from harness.tool_validity import tool_call_validity
 
 DEFAULT_N = 20

@@ -32,8 +32,8 @@ from benchmarks.causalgame.scorer import causalgame_scorer, keep_epochs
 from benchmarks.causalgame.session import start_game
 from benchmarks.causalgame.tools import ANALYSIS_TIMEOUT_S, game_tools
 from environments.causalgame import scenario_ids, scenario_record
+from harness.plugins.benchmark import benchmark
 from harness.prompt_cost import prompt_cost
-from harness.tasks import benchmark
 from harness.tool_validity import tool_call_validity
 
 DEFAULT_SEED = 0

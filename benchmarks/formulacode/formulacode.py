@@ -43,7 +43,7 @@ from environments.formulacode.images import (
 )
 from environments.formulacode.pack import BASE_REF
 from environments.formulacode.records import TaskRecord, load_records
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
 from harness.tool_validity import tool_call_validity
 
 COMPOSE = Path(__file__).parent / "compose.yaml"

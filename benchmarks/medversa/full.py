@@ -33,7 +33,7 @@ from benchmarks.medversa.whitebox import WhiteBoxRunner
 from environments.medversa.metrics import fluency_entropy, token_accuracy
 from environments.medversa.probes import LETTERS, build_mcq, one_hop
 from environments.medversa.schema import EditCase
-from harness.editors import Edit, Editor, make_editor
+from harness.plugins.editor import Edit, Editor, make_editor
 from harness.stats import bootstrap_ci
 
 DEFAULT_EDITORS = ("none", "ike", "retrieval", "medrek")

@@ -29,7 +29,7 @@ from benchmarks.medversa.protocol import (
     run_lifelong,
 )
 from benchmarks.medversa.whitebox import WhiteBoxRunner
-from harness.editors import Editor
+from harness.plugins.editor import Editor
 
 
 def _table(runs: dict[str, dict[str, Any]]) -> str:
@@ -87,8 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from benchmarks.medversa.medversa import train_records
     from environments.medversa.load import load_dataset
     from environments.medversa.split import check_disjoint
-    from harness.editors import make_editor
     from harness.models.whitebox import WhiteBoxLM, ensure_hf_copy, ladder_hf_copy
+    from harness.plugins.editor import make_editor
 
     parser = argparse.ArgumentParser(prog="harness medversa lifelong",
                                      description=main.__doc__)

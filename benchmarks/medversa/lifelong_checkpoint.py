@@ -2,7 +2,7 @@
 
 One weight edit costs seconds of CPU, so N = 1000 for ROME or FT-L is hours of one core,
 longer than a session. At every scored point the CLI saves the points so far and the
-editor's state (:meth:`~harness.editors.Editor.save_state`: the touched tensors, or GRACE's
+editor's state (:meth:`~harness.plugins.editor.Editor.save_state`: the touched tensors, or GRACE's
 codebook) to ``<out>/.checkpoints/<stem>.<editor>.pt``; a rerun of the same design loads it
 and continues from the next edit instead of the first. Because no editor here draws random
 numbers and scoring is deterministic, the resumed curve is the uninterrupted one (tested).

@@ -39,7 +39,7 @@ from typing import Any
 from benchmarks.medversa.full import ci, load_model
 from benchmarks.medversa.medversa import make_split, train_records
 from benchmarks.medversa.protocol import make_units
-from harness.editors import get
+from harness.plugins.editor import get
 
 METRICS = ("efficacy", "generality", "locality")
 

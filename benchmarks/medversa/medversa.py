@@ -42,8 +42,8 @@ from benchmarks.medversa.whitebox import WhiteBoxRunner
 from environments.medversa.load import load_dataset, resolve
 from environments.medversa.schema import EditCase
 from environments.medversa.split import Split, check_disjoint, released_train_file, seeded_split
-from harness.editors import Editor, EditTriple, editor_names, is_whitebox, make_editor
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
+from harness.plugins.editor import Editor, EditTriple, editor_names, is_whitebox, make_editor
 
 DEFAULT_DATA = "sample"
 DEFAULT_EDITOR = "ike"
@@ -74,7 +74,7 @@ def record_to_sample(unit: list[EditCase], protocol: str, index: int) -> Sample:
 def train_records(cases: Sequence[EditCase]) -> list[Any]:
     """What editors that learn train on, one row per train record: (edit prompt,
     paraphrase, first locality prompt, target_new, its locality answer). ``retrieval``
-    reads the first three fields (its :data:`~harness.editors.EditTriple`), ``medrek`` all
+    reads the first three fields (its :data:`~harness.plugins.editor.EditTriple`), ``medrek`` all
     five (its prompt encoder needs the answers)."""
     return [(c.prompt, c.rephrase_prompt, c.locality[0].prompt, c.target_new,
              c.locality[0].ground_truth) for c in cases]

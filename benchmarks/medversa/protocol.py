@@ -39,7 +39,7 @@ from environments.medversa.metrics import (
     token_accuracy,
 )
 from environments.medversa.schema import EditCase
-from harness.editors import ALL_EDITS, Edit, Editor
+from harness.plugins.editor import ALL_EDITS, Edit, Editor
 from harness.stats import bootstrap_ci
 
 Protocol = Literal["single", "batch", "sequential"]
@@ -260,7 +260,7 @@ class CurvePoint:
 @dataclass
 class Resume:
     """Where a lifelong run that stopped part-way continues: the points it scored and the
-    editor's :meth:`~harness.editors.Editor.save_state` right after the last of them."""
+    editor's :meth:`~harness.plugins.editor.Editor.save_state` right after the last of them."""
 
     points: list[CurvePoint]
     state: dict[str, Any]

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from environments.medversa.metrics import TeacherForced, teacher_forced
-from harness.editors import Editor
+from harness.plugins.editor import Editor
 
 DEFAULT_BATCH = 16
 CACHEABLE = frozenset({"none", "ike", "retrieval", "medrek", "soft-text"})

@@ -24,8 +24,8 @@ from benchmarks.open_problems.scorer import verified_objective
 from benchmarks.open_problems.tools import DEFAULT_TIMEOUT_S, evaluate_program
 from environments.open_problems import get_problem
 from environments.open_problems.problems import SOLUTION_FILE
+from harness.plugins.benchmark import benchmark
 from harness.registry import get
-from harness.tasks import benchmark
 
 DEFAULT_STEPS = 10
 DEFAULT_PARENTS_PER_STEP = 4

@@ -36,7 +36,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from harness.corpus import DEFAULT_CORPUS, held_out_windows, load_corpus
 from harness.models.arch import kv_bytes_per_token
 from harness.models.logprobs import causal_lm_of, text_bits
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
 
 DEFAULT_N = 64
 DEFAULT_WINDOW_BYTES = 256

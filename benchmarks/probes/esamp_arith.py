@@ -40,7 +40,7 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig,
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
 
 DEFAULT_N = 100
 DEFAULT_SAMPLES = 16
@@ -232,8 +232,8 @@ def measure_throughput(model: str, items: int, beta: float, repeats: int = 1,
     """
     import time
 
-    from harness.models.hooks import resolve_method
     from harness.models.whitebox import ladder_hf_copy, shared_lm
+    from harness.plugins.whitebox_method import resolve_method
     from harness.stats import mean_ci
 
     lm = shared_lm(str(ladder_hf_copy(model)))[0]

@@ -32,7 +32,7 @@ from inspect_ai.solver import TaskState, generate
 from benchmarks.arithmetic.arithmetic import record_to_sample
 from environments.arithmetic import evaluate, generate_problems
 from harness.factorial.interventions import apply
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
 
 DEFAULT_N = 24
 DEFAULT_SEED = 0

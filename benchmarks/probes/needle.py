@@ -22,7 +22,7 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState, generate
 
 from environments.probes.needle import digit_accuracy, make_items
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
 
 DEFAULT_N = 32
 DEFAULT_SEED = 0

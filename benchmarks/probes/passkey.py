@@ -33,7 +33,7 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState, generate
 
 from environments.probes.passkey import make_items
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
 
 DEFAULT_N = 20
 DEFAULT_SEED = 0

@@ -30,7 +30,7 @@ from benchmarks.worldtravel.tools import world_tools
 from environments.worldtravel.analysis import bucket
 from environments.worldtravel.plan import PLAN_SCHEMA_TEXT
 from environments.worldtravel.store import shipped_scenarios
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
 from harness.tool_validity import tool_call_validity
 
 ConstraintMode = Literal["hidden", "given"]

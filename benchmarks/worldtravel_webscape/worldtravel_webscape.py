@@ -48,7 +48,7 @@ from harness.browser import (
     browser_tools,
     browsergym_tools,
 )
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
 from harness.tool_validity import tool_call_validity
 
 DEFAULT_VISION = True

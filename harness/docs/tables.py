@@ -105,6 +105,19 @@ def study_table(root: Path) -> str:
     return "\n".join(rows) + "\n"
 
 
+def kinds_table() -> str:
+    """One row per plug-in kind, from :data:`harness.plugins.PLUGIN_KINDS`."""
+    from harness.plugins import PLUGIN_KINDS
+
+    rows = ["| kind | decorator | module | a registered object is | reached by |",
+            "|---|---|---|---|---|"]
+    for kind, info in PLUGIN_KINDS.items():
+        rows.append(f"| `{kind}` | `{info.decorator}` | `{info.module}` | {_cell(info.interface)} "
+                    f"| {_cell(info.reached_by)} |")
+    return "\n".join(rows) + "\n"
+
+
 def readme_sections(root: Path) -> dict[str, str]:
     """Every generated section of the root README, by name."""
-    return {"benchmarks": benchmark_table(root), "studies": study_table(root)}
+    return {"benchmarks": benchmark_table(root), "studies": study_table(root),
+            "kinds": kinds_table()}

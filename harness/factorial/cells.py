@@ -7,7 +7,7 @@ both build the cell here and neither depends on the runner that dispatches to th
 Names resolve through :mod:`harness.registry`: a task by the name a user types after
 ``inspect eval`` (``harness/arithmetic``, a file or a folder), a solver level by a
 registered agent name (``react``) or a ``module:object`` import path. Model args that name a
-recipe product (``recipe=NAME``, ``recipe.<option>=v``; :mod:`harness.recipes`) become
+recipe product (``recipe=NAME``, ``recipe.<option>=v``; :mod:`harness.plugins.recipe`) become
 ``model_path=<product dir>``, the product trained first if the cache lacks it. Inspect's
 private loader is reached only through :mod:`harness.inspect_compat`.
 
@@ -87,7 +87,7 @@ def build_task(cell: Cell, study: Study) -> Any:
     from inspect_ai.model import GenerateConfig, get_model
 
     from harness.factorial.interventions import apply_intervention
-    from harness.recipes import resolve_model_args
+    from harness.plugins.recipe import resolve_model_args
 
     task = load_task(cell.task, cell.task_args)
     task = apply_intervention(task, cell.intervention, cell.intervention_seed)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.factorial.cells import build_task
-from harness.factorial.stacks import StackJob, stack_runner
+from harness.plugins.stack import StackJob, stack_runner
 
 if TYPE_CHECKING:
     from harness.factorial.study import Cell

@@ -17,12 +17,10 @@ Registered: ``none``, ``option_permutation``, ``paraphrase``, ``distractor``,
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, overload
 
 from inspect_ai import Task, task_with
@@ -30,7 +28,12 @@ from inspect_ai.dataset import Dataset, MemoryDataset, Sample
 from inspect_ai.model import ChatMessage, ChatMessageUser
 
 from harness import inspect_compat
-from harness.registry import find, names, register
+from harness.plugins.intervention import (
+    Intervention,
+    get_intervention,
+    intervention,
+    list_interventions,
+)
 
 __all__ = [
     "Intervention",
@@ -41,52 +44,6 @@ __all__ = [
     "intervention",
     "list_interventions",
 ]
-
-Transform = Callable[[Sample, random.Random], Sample]
-
-
-@dataclass(frozen=True)
-class Intervention:
-    """A registered intervention: its name, what it does, and the seeded transform."""
-
-    name: str
-    description: str
-    transform: Transform
-
-    def apply(self, sample: Sample, seed: int = 0) -> Sample:
-        """The rewritten sample (a copy); same id, valid target, provenance in metadata."""
-        digest = hashlib.sha256(f"{self.name}:{seed}:{sample.id}".encode()).digest()
-        rng = random.Random(int.from_bytes(digest[:8], "big"))
-        out = self.transform(sample.model_copy(deep=True), rng)
-        metadata = dict(out.metadata or {})
-        history = list(metadata.get("interventions", []))
-        history.append({"name": self.name, "seed": seed})
-        metadata["interventions"] = history
-        return out.model_copy(update={"id": sample.id, "metadata": metadata})
-
-
-def intervention(name: str, description: str) -> Callable[[Transform], Transform]:
-    """Register ``fn(sample, rng) -> Sample`` as the intervention ``name``."""
-
-    def decorate(fn: Transform) -> Transform:
-        register("intervention", name, fn, summary=description)
-        return fn
-
-    return decorate
-
-
-def list_interventions() -> list[str]:
-    """Registered intervention names, sorted."""
-    return names("intervention")
-
-
-def get_intervention(name: str) -> Intervention:
-    """The intervention called ``name`` (the error lists the known ones)."""
-    entry = find("intervention", name)
-    if entry is None:
-        raise ValueError(
-            f"unknown intervention {name!r}; known: {', '.join(list_interventions())}")
-    return Intervention(name, entry.summary, entry.obj)
 
 
 def apply(sample: Sample, name: str, seed: int = 0) -> Sample:

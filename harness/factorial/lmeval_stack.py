@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.factorial.cells import build_task
-from harness.factorial.stacks import StackJob, stack_runner
+from harness.plugins.stack import StackJob, stack_runner
 from harness.registry import extra_available, require_extra
 
 if TYPE_CHECKING:

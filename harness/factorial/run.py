@@ -19,7 +19,7 @@ the cells that never started.
 
 Who does what: :mod:`harness.factorial.cells` builds a cell's task; each evaluation stack
 (the ``stack`` factor: ``inspect``, ``lm-eval``) is a runner registered by name
-(:mod:`harness.factorial.stacks`); this module plans, skips the cells already done and
+(:mod:`harness.plugins.stack`); this module plans, skips the cells already done and
 hands each stack its cells.
 """
 
@@ -37,8 +37,8 @@ from harness.atomic import write_text
 from harness.factorial import inspect_stack as _inspect_stack  # noqa: F401
 from harness.factorial import lmeval_stack as _lmeval_stack  # noqa: F401
 from harness.factorial.cells import build_task, load_task
-from harness.factorial.stacks import Executor, StackJob, StackRunner, get_stack, stack_names
 from harness.factorial.study import STUDY_COPY, Cell, Study, StudyError, load_study
+from harness.plugins.stack import Executor, StackJob, StackRunner, get_stack, stack_names
 
 __all__ = [
     "CellPlan",

@@ -430,7 +430,7 @@ def _semantic_errors(study: Study) -> list[tuple[tuple[Any, ...], str]]:
                                f"binds_to {factor.binds_to} without `key` needs mapping "
                                "values (or give `key`)"))
         if factor.binds_to == "stack":
-            # which stacks exist is the registry's (harness.factorial.stacks); the runner
+            # which stacks exist is the registry's (harness.plugins.stack); the runner
             # checks the names before it plans or runs anything
             for j, level in enumerate(factor.levels):
                 if not isinstance(level.value, str) or not level.value:

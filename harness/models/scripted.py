@@ -34,8 +34,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeAlias
+from typing import Any
 
 from inspect_ai.model import (
     ChatMessage,
@@ -50,54 +49,20 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
 from harness.models._common import LocalModelAPI, assistant_output, make_usage
-from harness.registry import find, names, register
+from harness.plugins.core import find
+from harness.plugins.policy import (
+    Policy,
+    PolicyResult,
+    get_policy,
+    list_policies,
+    scripted_policy,
+)
 
-PolicyResult: TypeAlias = ModelOutput | str | ToolCall | list[ToolCall]
-"""What a policy may return: full output, plain text, or one/many tool calls."""
-
-Policy: TypeAlias = Callable[
-    [list[ChatMessage], list[ToolInfo], GenerateConfig, dict[str, Any]],
-    PolicyResult | Awaitable[PolicyResult],
-]
-"""A policy: ``(input, tools, config, args) -> PolicyResult`` (sync or async)."""
-
-def scripted_policy(name: str) -> Callable[[Policy], Policy]:
-    """Register ``fn`` as the policy served by ``scripted/<name>``.
-
-    The decorated function keeps working as a plain function (handy in unit tests).
-    Policies live in the suite's registry (:mod:`harness.registry`, kind ``policy``).
-    Registering a name again from the same module replaces it, so a module reloaded by a
-    test runner does not fail.
-
-    Args:
-        name: Policy name, i.e. the model name after ``scripted/``.
-    """
-    if not name or "/" in name:
-        raise ValueError(f"invalid scripted policy name {name!r}")
-
-    def decorate(fn: Policy) -> Policy:
-        register("policy", name, fn)
-        return fn
-
-    return decorate
-
-
-def list_policies() -> list[str]:
-    """Names of all registered policies, sorted (for error messages and `harness list`)."""
-    return names("policy")
-
-
-def get_policy(name: str) -> Policy:
-    """Look up a registered policy, with the known names in the error if it is missing."""
-    entry = find("policy", name)
-    if entry is not None:
-        policy: Policy = entry.obj
-        return policy
-    raise ValueError(
-        f"unknown scripted policy {name!r}; known: {', '.join(list_policies())} "
-        "(a benchmark's policy may need -M policy_module=<module that registers it>)"
-    )
-
+# the policy kind's decorator and types live in harness.plugins.policy; a policy module
+# imports them from here too, beside the authoring helpers below (tool_call, arg_str, ...)
+__all__ = ["Policy", "PolicyResult", "ScriptedModelAPI", "arg_json", "arg_str", "count_words",
+           "get_policy", "last_user_text", "list_policies", "scripted_policy", "tool_call",
+           "turn_index"]
 
 # ----------------------------------------------------------------------------- token rule
 

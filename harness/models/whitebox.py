@@ -13,7 +13,7 @@ folder, then loads it with ``local_files_only=True``::
     lm.generate_batch([chat1, chat2], method="esamp")  # batched decode with method hooks
 
     inspect eval TASK --model whitebox/smollm2-135m -M method=esamp -M beta=0.1
-                                        # a method from harness.models.hooks' registry
+                                        # a method from harness.plugins.whitebox_method' registry
 
     inspect eval TASK --model whitebox/smollm2-135m         # this module's ModelAPI
     python -m harness.models.whitebox [qwen2.5-coder-0.5b]  # build the copy, print its DIR
@@ -59,7 +59,6 @@ from harness.models._common import (
     reply_output,
     sampling,
 )
-from harness.models.hooks import Method, resolve_method
 from harness.models.ladder import resolve_gguf
 from harness.models.toolprompt import (
     CLOSE_TAG,
@@ -70,6 +69,7 @@ from harness.models.toolprompt import (
     to_chat,
 )
 from harness.models.weights import SMOLLM2_NAMES, hf_cache_dir
+from harness.plugins.whitebox_method import Method, resolve_method
 from harness.registry import require_extra
 
 Prompt = str | list[dict[str, str]]
@@ -317,9 +317,9 @@ class WhiteBoxLM:
     ) -> list[Generation]:
         """Decode ``prompts`` as one left-padded batch through the hooked loop.
 
-        ``method`` (a :class:`~harness.models.hooks.Method` or a registered name) sees hidden
-        states, logits before sampling and the KV cache at every step (see
-        :mod:`harness.models.hooks`); with none, greedy tokens equal :meth:`generate`'s.
+        ``method`` (a :class:`~harness.plugins.whitebox_method.Method` or a registered name)
+        sees hidden states, logits before sampling and the KV cache at every step (see
+        :mod:`harness.plugins.whitebox_method`); with none, greedy tokens equal :meth:`generate`'s.
         ``seeds`` (one per prompt, default 0) seed each row's own sampler.
         """
         from harness.models.whitebox_decode import DecodeParams, decode
@@ -366,8 +366,9 @@ class WhiteBoxModelAPI(LocalModelAPI):
     pre-fills the ``<tool_call>`` tag and, for one named tool, the call's name).
     Args: ``-M model_path=HF_DIR -M device=cpu -M dtype=float32 -M batch_size=8
     -M method=NAME`` plus the method's own options (``-M method=esamp -M beta=0.5``); see
-    :mod:`harness.models.hooks` for the registry. Concurrent requests with the same sampling
-    settings are decoded together, up to ``batch_size`` rows (Inspect sends that many at once).
+    :mod:`harness.plugins.whitebox_method` for the registry. Concurrent requests with the
+    same sampling settings are decoded together, up to ``batch_size`` rows (Inspect sends
+    that many at once).
     """
 
     provider = "whitebox"
@@ -384,12 +385,12 @@ class WhiteBoxModelAPI(LocalModelAPI):
         """Load (or reuse) the transformers model; build the method from the other args.
 
         ``model_path="recipe:NAME?opt=v&seed=N"`` or ``recipe=NAME`` with ``recipe.<opt>=v``
-        args loads a recipe's product, built first if missing (:mod:`harness.recipes`).
+        args loads a recipe's product, built first if missing (:mod:`harness.plugins.recipe`).
         """
         super().setup()
         if model_path is not None or any(k == "recipe" or k.startswith("recipe.")
                                          for k in method_options):
-            from harness.recipes import resolve_model_args
+            from harness.plugins.recipe import resolve_model_args
 
             resolved = resolve_model_args({"model_path": model_path, **method_options})
             model_path = resolved.pop("model_path")

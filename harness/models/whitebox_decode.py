@@ -4,8 +4,8 @@ Why not ``model.generate``: a method must see hidden states and the KV cache at 
 and may replace the cache (compression, eviction) between steps; transformers' ``generate``
 exposes logits processors but neither of the others. This loop is the plain greedy/sampling
 loop ``generate`` runs (prefill, then one token per forward with the cache), written out so
-the hooks of :mod:`harness.models.hooks` fit between its steps. With no method it yields the
-same greedy tokens as ``generate`` (tested).
+the hooks of :mod:`harness.plugins.whitebox_method` fit between its steps. With no method it
+yields the same greedy tokens as ``generate`` (tested).
 
 Batching: prompts are left-padded into one batch with an attention mask and position ids
 counted from each row's first real token, so a row's tokens do not depend on its
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.models.hooks import Method, RequestState, StepView
+from harness.plugins.whitebox_method import Method, RequestState, StepView
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from harness.plain_methods import plain_method
+from harness.plugins.plain_method import plain_method
 
 FAMILY = "graph_anomaly"
 Array = NDArray[np.float64]

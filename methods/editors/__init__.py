@@ -1,4 +1,4 @@
-"""Knowledge editors, each registered with ``@editor`` (interface: :mod:`harness.editors`).
+"""Knowledge editors, each registered with ``@editor`` (interface: :mod:`harness.plugins.editor`).
 
 ``none`` (unedited) and ``ike`` (all edits in context) in :mod:`.simple`; ``retrieval``
 (MedREK-style key-aware retrieval, edit injected as a prompt) in :mod:`.retrieval`;
@@ -7,7 +7,7 @@ white-box only) in :mod:`.medrek`. The parametric editors ``ft-l``, ``rome``, ``
 ``grace`` and ``wise`` (:mod:`.parametric`) change the model's weights (or hook a codebook or
 a routed side memory on one layer);
 they import torch, so they are declared here by import path and load on first use. Build
-one by name with :func:`harness.editors.make_editor`.
+one by name with :func:`harness.plugins.editor.make_editor`.
 """
 
 from __future__ import annotations

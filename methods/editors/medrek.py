@@ -28,7 +28,7 @@ import contextlib
 from collections.abc import Hashable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from harness.editors import Edit, Editor, EditTriple, editor
+from harness.plugins.editor import Edit, Editor, EditTriple, editor
 from methods.editors.retrieval import RetrievalEditor, Retriever, default_encoder
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from harness.editors import Edit, Editor, EditTriple, editor
+from harness.plugins.editor import Edit, Editor, EditTriple, editor
 
 DEFAULT_TEMPERATURE = 0.05
 DEFAULT_STEPS = 100

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.editors import ALL_EDITS, Editor, editor
+from harness.plugins.editor import ALL_EDITS, Editor, editor
 
 
 @editor("none", summary="No-op knowledge editor: the unedited model (MedVersa baseline)")

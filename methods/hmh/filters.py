@@ -37,7 +37,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from scipy.optimize import minimize
 
-from harness.plain_methods import plain_method
+from harness.plugins.plain_method import plain_method
 
 FAMILY = "node_classification"
 RIDGES = (1e-3, 1e-2, 1e-1, 1.0)

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from harness.plain_methods import plain_method
+from harness.plugins.plain_method import plain_method
 
 FAMILY = "long_term_forecasting"
 RIDGES = (1e-2, 1e-1, 1.0, 10.0, 100.0)

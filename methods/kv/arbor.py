@@ -30,7 +30,7 @@ from typing import Any
 
 import torch
 
-from harness.models.hooks import Method, RequestState, StepView, whitebox_method
+from harness.plugins.whitebox_method import Method, RequestState, StepView, whitebox_method
 from methods.kv.cache import (
     KVRun,
     LayerKV,

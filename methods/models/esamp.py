@@ -31,7 +31,7 @@ import zlib
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from harness.models.hooks import Method, RequestState, StepView, whitebox_method
+from harness.plugins.whitebox_method import Method, RequestState, StepView, whitebox_method
 
 DEFAULT_BETA = 0.1
 DEFAULT_RANK = 64

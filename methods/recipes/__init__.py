@@ -1,2 +1,2 @@
 """Recipes: training functions whose product is a model directory the engine scores
-(``harness.recipes``; see README.md)."""
+(``harness.plugins.recipe``; see README.md)."""

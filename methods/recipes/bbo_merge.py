@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.corpus import Corpus, CorpusFile, held_out_windows, split_windows
-from harness.recipes import TrainLog, build_product, recipe
+from harness.plugins.recipe import TrainLog, build_product, recipe
 
 __all__ = ["CKPT_DEFAULTS", "DEFAULTS", "DEV_EVERY", "OPTIMISERS", "PARTS", "TASKS",
            "checkpoint_files", "dev_files", "dev_windows", "group_of", "merge_into",
@@ -342,7 +342,7 @@ def _product_of(options: dict[str, Any], seed: int) -> Path | None:
     Python than the one summarising; the newest product with these options is the study's
     (a product of an older corpus, e.g. the former ``stdlib+docs``, has other options).
     None when no cached product matches (the table then has no DEV column for it)."""
-    from harness.recipes import recipe_cache, resolve_options
+    from harness.plugins.recipe import recipe_cache, resolve_options
 
     wanted = resolve_options("bbo-merge", options)
     found = []

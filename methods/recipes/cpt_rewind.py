@@ -13,7 +13,7 @@ Two recipes:
   suite's SmolLM2-135M folder) on the shipped ``stdlib`` corpus (Python source, the domain)
   for ``steps`` AdamW steps of ``batch`` x ``seq_len`` tokens, seeded and deterministic.
 * ``head-rewind``: from the cached ``cpt`` product (built through
-  :func:`harness.recipes.build_product`, so every rewind level reuses one CPT run) and the
+  :func:`harness.plugins.recipe.build_product`, so every rewind level reuses one CPT run) and the
   base, rank heads by :func:`head_importance`, rewind the lowest ``rewind`` fraction of them
   to the base weights, and scale the remaining update by ``alpha``
   (``theta = base + alpha * mask * (theta_cpt - base)``); saved as a loadable folder.
@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.corpus import CORPORA, Corpus
-from harness.recipes import TrainLog, build_product, recipe
+from harness.plugins.recipe import TrainLog, build_product, recipe
 
 __all__ = ["CPT_DEFAULTS", "CRITERIA", "REWIND_DEFAULTS", "TOKENIZER_FILES", "blend_state",
            "cpt", "head_importance", "head_rewind", "head_slices", "main", "paired_table",

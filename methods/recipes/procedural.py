@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.corpus import CORPORA, DEFAULT_CORPUS, Corpus
-from harness.recipes import TrainLog, recipe
+from harness.plugins.recipe import TrainLog, recipe
 from methods.recipes.procedural_data import KINDS, MAX_K
 
 __all__ = ["DEFAULTS", "KINDS", "Plan", "data_to_equal_loss", "front_loaded",

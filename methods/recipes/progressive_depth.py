@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.corpus import CORPORA, DEFAULT_CORPUS, Corpus
-from harness.recipes import RecipeError, TrainLog, recipe
+from harness.plugins.recipe import RecipeError, TrainLog, recipe
 
 if TYPE_CHECKING:  # pragma: no cover
     import polars as pl

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.corpus import CORPORA, DEFAULT_CORPUS, Corpus
-from harness.recipes import TrainLog, recipe
+from harness.plugins.recipe import TrainLog, recipe
 
 __all__ = ["ATTENTION", "COPY_LENGTH", "DATA", "DEFAULTS", "SHARING", "kv_config", "n_kv_heads",
            "qkv_sharing"]

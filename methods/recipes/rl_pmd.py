@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.corpus import Corpus
-from harness.recipes import TrainLog, build_product, product_key, recipe
+from harness.plugins.recipe import TrainLog, build_product, product_key, recipe
 
 __all__ = ["RL_DEFAULTS", "SFT_DEFAULTS", "arith_sft", "rl", "train_items"]
 

@@ -39,7 +39,7 @@ def load_logs(cache: Path | None = None, where: dict[str, str] | None = None) ->
     """All complete ``rl`` products' logs as one polars frame (``opt_*`` columns as text)."""
     import polars as pl
 
-    from harness.recipes import recipe_cache, resolve_options
+    from harness.plugins.recipe import recipe_cache, resolve_options
     from harness.results import read_training_log
 
     defaults = {k: str(v) for k, v in resolve_options("rl").items()

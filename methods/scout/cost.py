@@ -62,7 +62,7 @@ def _resolve(path: str) -> str | None:
     if path == "default":
         return None
     if path.startswith("recipe:"):
-        from harness.recipes import resolve_model_args
+        from harness.plugins.recipe import resolve_model_args
 
         return str(resolve_model_args({"model_path": path})["model_path"])
     return path

@@ -42,7 +42,7 @@ from typing import Any
 import torch
 from torch.nn import functional as F  # noqa: N812
 
-from harness.recipes import TrainLog
+from harness.plugins.recipe import TrainLog
 from methods.scout.data import ScoutData, scout_task, token_rows, window_prompts
 from methods.scout.qlearning import QConfig
 

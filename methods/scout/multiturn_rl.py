@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     import methods._registry  # noqa: F401  (recipes)
-    from harness.recipes import resolve_model_args
+    from harness.plugins.recipe import resolve_model_args
     from methods.rl.multiturn import EpisodeGroups
     from methods.rl.trainer import RLConfig, train
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.corpus import Corpus
-from harness.recipes import TrainLog, recipe
+from harness.plugins.recipe import TrainLog, recipe
 from methods.scout.data import scout_task, token_rows, window_prompts
 from methods.scout.qlearning import QConfig
 

@@ -32,7 +32,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 
-from harness.plain_methods import plain_method
+from harness.plugins.plain_method import plain_method
 
 FAMILY = "gp_regression"
 Array = NDArray[np.float64]

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from harness.plain_methods import plain_method
+from harness.plugins.plain_method import plain_method
 
 FAMILY = "dp_tabular"
 IntArray = NDArray[np.int64]

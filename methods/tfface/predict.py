@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from harness.plain_methods import plain_method
+from harness.plugins.plain_method import plain_method
 
 if TYPE_CHECKING:
     from torch import Tensor, nn

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.plain_methods import plain_method
+from harness.plugins.plain_method import plain_method
 
 FAMILY = "markov_ab"
 

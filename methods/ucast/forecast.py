@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from harness.plain_methods import plain_method
+from harness.plugins.plain_method import plain_method
 
 FAMILY = "probabilistic_forecasting"
 DEFAULTS: dict[str, Any] = {"channels": 8, "dropout": 0.1, "pretrain_steps": 600,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.plain_methods import plain_method
+from harness.plugins.plain_method import plain_method
 
 __all__ = ["FAMILY", "naive_grpo", "udm_grpo"]
 

@@ -23,7 +23,7 @@ from harness.method_tasks import (
     summarise,
     summary_markdown,
 )
-from harness.plain_methods import method_names, plain_method, resolve_method
+from harness.plugins.plain_method import method_names, plain_method, resolve_method
 
 FAMILY = "toy_mean"
 

@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from harness import recipes, registry
+from harness import registry
 from harness.cli import app
 from harness.corpus import Corpus
 from harness.factorial.study import parse_study
+from harness.plugins import recipe as recipes
 from harness.results import read_product, read_training_log
 
 NAME = "toy-counter"

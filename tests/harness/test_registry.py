@@ -55,8 +55,8 @@ def test_every_benchmark_is_a_harness_task_inspect_can_list() -> None:
 
 
 def test_methods_and_editors_resolve_through_the_one_registry() -> None:
-    from harness.editors import make_editor
-    from harness.models.hooks import resolve_method
+    from harness.plugins.editor import make_editor
+    from harness.plugins.whitebox_method import resolve_method
 
     assert {"react", "react-memory", "lightwm", "thetaevolve"} <= set(registry.names("agent"))
     assert {"none", "ike", "retrieval", "medrek"} <= set(registry.names("editor"))
@@ -83,10 +83,10 @@ def test_a_throwaway_benchmark_agent_method_and_editor_are_one_decorator_each(
         "from inspect_ai.dataset import Sample\n"
         "from inspect_ai.scorer import match\n"
         "from inspect_ai.solver import generate, solver\n"
-        "from harness.editors import Editor, editor\n"
-        "from harness.models.hooks import Method, whitebox_method\n"
+        "from harness.plugins.editor import Editor, editor\n"
+        "from harness.plugins.whitebox_method import Method, whitebox_method\n"
         "from harness.registry import agent_method\n"
-        "from harness.tasks import benchmark\n\n"
+        "from harness.plugins.benchmark import benchmark\n\n"
         '@benchmark("throwaway_bench")\n'
         "@task\n"
         "def throwaway_bench() -> Task:\n"
@@ -114,10 +114,10 @@ def test_a_throwaway_benchmark_agent_method_and_editor_are_one_decorator_each(
         importlib.import_module("throwaway_plugin")
         from inspect_ai import eval as run_eval
 
-        from harness.editors import make_editor
         from harness.factorial.cells import resolve_solver
         from harness.inventory import inventory
-        from harness.models.hooks import resolve_method
+        from harness.plugins.editor import make_editor
+        from harness.plugins.whitebox_method import resolve_method
 
         inv = inventory()
         assert "throwaway_bench" in {r["name"] for r in inv["benchmarks"]}

@@ -36,7 +36,7 @@ def lm() -> Any:
 @pytest.mark.parametrize("batch", [1, 8])
 @pytest.mark.parametrize("method", ["plain", "esamp"])
 def test_decode_tokens_per_second(benchmark: Any, lm: Any, method: str, batch: int) -> None:
-    from harness.models.hooks import resolve_method
+    from harness.plugins.whitebox_method import resolve_method
 
     prompts = [lm.chat_prompt([{"role": "user", "content": f"What is {i} + {2 * i + 3}?"}])
                for i in range(batch)]

@@ -25,7 +25,7 @@ from inspect_ai.dataset import Sample
 
 from environments.cdat import make_anomaly_graph
 from harness.method_tasks import cell_sample, method_task
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
 
 DEFAULT_N_SEEDS = 10
 DEFAULT_NS = "500,1000,2000"

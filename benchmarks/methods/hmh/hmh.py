@@ -26,7 +26,7 @@ from inspect_ai.dataset import Sample
 
 from environments.hmh import edge_homophily, make_sbm
 from harness.method_tasks import cell_sample, method_task
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
 
 DEFAULT_N_SEEDS = 5
 DEFAULT_NS = "500,1000,2000,4000"

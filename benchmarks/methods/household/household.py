@@ -41,7 +41,7 @@ from benchmarks.methods.household.tools import (
 from environments.household import generate, intro
 from environments.household.generate import DEFAULT_MAX_STEPS, DEFAULT_MIN_STEPS
 from environments.household.world import GOAL_KINDS
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
 
 DEFAULT_N = 20
 DEFAULT_SEED = 0

@@ -48,7 +48,7 @@ from benchmarks.methods.scout.tools import (
     move_info,
 )
 from environments.scout import GAMES, Game, generate, make_game, shortest_path
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
 
 DEFAULT_GAMES = "frozenlake,sokoban,sliding"
 DEFAULT_N = 8

@@ -29,7 +29,7 @@ from inspect_ai.dataset import Sample
 
 from environments.sika_gp import make_regression
 from harness.method_tasks import cell_sample, method_task
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
 
 DEFAULT_N_SEEDS = 5
 DEFAULT_N = 2000

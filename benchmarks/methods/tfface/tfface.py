@@ -28,7 +28,7 @@ from inspect_ai.dataset import Sample
 
 from environments.tfface import make_split
 from harness.method_tasks import cell_sample, method_task
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
 
 DEFAULT_N_SEEDS = 5
 DEFAULT_N_TRAIN = 2000

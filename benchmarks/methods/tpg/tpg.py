@@ -25,7 +25,7 @@ from inspect_ai import Task, task
 
 from environments.tpg import MarkovSystem, exact_gate, expected_tpg, make_system, simulate
 from harness.method_tasks import cell_sample, method_task
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
 
 DEFAULT_N_SEEDS = 500
 DEFAULT_HORIZON = 2000

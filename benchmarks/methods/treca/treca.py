@@ -28,7 +28,7 @@ from inspect_ai.dataset import Sample
 
 from environments.treca import abstention_risk, bayes_rule, make_trial
 from harness.method_tasks import cell_sample, method_task
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
 
 DEFAULT_N_SEEDS = 40
 DEFAULT_N = 2000

@@ -28,7 +28,7 @@ from inspect_ai.dataset import Sample
 
 from environments.ucast import ensemble_scores, make_data
 from harness.method_tasks import cell_sample, method_task
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
 
 DEFAULT_N_SEEDS = 5
 DEFAULT_METHOD = "u-cast"

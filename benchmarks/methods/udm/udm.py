@@ -33,7 +33,7 @@ from environments.udm import (
     sample_corpus,
 )
 from harness.method_tasks import cell_sample, method_task
-from harness.tasks import benchmark
+from harness.plugins.benchmark import benchmark
 
 DEFAULT_N_SEEDS = 3
 DEFAULT_SEED = 0

@@ -1,7 +1,7 @@
 """What every weight-editing editor shares: the model's MLP layers, edit batches, restore.
 
 Parametric editors (FT-L, ROME, MEMIT, GRACE) change the model itself instead of a text
-context, so the :class:`~harness.editors.Editor` interface is used like this:
+context, so the :class:`~harness.plugins.editor.Editor` interface is used like this:
 
 * ``apply(edits)`` writes the edits into the weights (or, for GRACE, into an adaptor hooked
   on one layer) — one call is one edit operation (MEMIT solves one batch jointly);
@@ -12,7 +12,7 @@ context, so the :class:`~harness.editors.Editor` interface is used like this:
   and GRACE overrides it with its codebook hits.
 
 The edit position is the **last prompt token**. ROME and MEMIT edit at the last token of the
-*subject*, but :class:`~harness.editors.Edit` carries no subject span (MedVersa questions
+*subject*, but :class:`~harness.plugins.editor.Edit` carries no subject span (MedVersa questions
 have none), so the prompt's last token stands in for it — a documented deviation.
 
 Token construction follows the benchmark's white-box scorer (spec §2.1): ``prompt`` and
@@ -30,7 +30,7 @@ from typing import Any
 
 import torch
 
-from harness.editors import ALL_EDITS, Edit, Editor, EditTriple
+from harness.plugins.editor import ALL_EDITS, Edit, Editor, EditTriple
 
 
 def decoder_layers(model: Any) -> Any:

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from harness.editors import Edit, Editor, EditTriple, editor
+from harness.plugins.editor import Edit, Editor, EditTriple, editor
 from methods.editors.parametric.base import (
     WeightEditor,
     can_run_tail,

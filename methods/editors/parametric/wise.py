@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from harness.editors import ALL_EDITS, Edit, Editor, EditTriple, editor
+from harness.plugins.editor import ALL_EDITS, Edit, Editor, EditTriple, editor
 from methods.editors.parametric.base import (
     EditBatch,
     StopForward,

@@ -15,7 +15,7 @@ from benchmarks.medversa.protocol import run_whitebox_unit
 from benchmarks.medversa.whitebox import WhiteBoxRunner
 from environments.medversa import load_dataset
 from environments.medversa.split import texts
-from harness.editors import Edit, make_editor
+from harness.plugins.editor import Edit, make_editor
 
 
 class _Tok:

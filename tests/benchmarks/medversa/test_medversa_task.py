@@ -14,7 +14,7 @@ from benchmarks.medversa.policies import UNKNOWN, read_answer
 from benchmarks.medversa.protocol import make_units, run_whitebox_unit
 from benchmarks.medversa.whitebox import WhiteBoxRunner
 from environments.medversa import load_dataset
-from harness.editors import make_editor
+from harness.plugins.editor import make_editor
 
 REPO = Path(__file__).resolve().parents[3]
 REAL_TEST = (REPO / "../shared/reference-data/medversa/test.json").resolve()
@@ -84,7 +84,7 @@ def test_cached_context_prefix_matches_a_full_forward(tiny: WhiteBoxRunner) -> N
 
     ike = make_editor("ike")
     cases = load_dataset("sample")[:3]
-    from harness.editors import Edit
+    from harness.plugins.editor import Edit
 
     ike.apply([Edit(c.prompt, c.target_new) for c in cases])
     probes = [tiny.probe(c.rephrase_prompt, c.target_new) for c in cases]

@@ -21,7 +21,7 @@ from benchmarks.medversa.protocol import (
 )
 from benchmarks.medversa.whitebox import WhiteBoxRunner
 from environments.medversa import load_dataset
-from harness.editors import Edit, Editor, make_editor
+from harness.plugins.editor import Edit, Editor, make_editor
 
 
 class _Tok:

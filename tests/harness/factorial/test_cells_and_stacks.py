@@ -16,8 +16,8 @@ import pytest
 from harness import registry
 from harness.factorial.cells import resolve_solver
 from harness.factorial.run import plan, run_study
-from harness.factorial.stacks import StackJob, StackRunner, get_stack, stack_names, stack_runner
 from harness.factorial.study import Cell, StudyError, load_study
+from harness.plugins.stack import StackJob, StackRunner, get_stack, stack_names, stack_runner
 
 CALLS: list[tuple[str, list[str], StackJob]] = []
 

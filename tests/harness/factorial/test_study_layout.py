@@ -91,7 +91,8 @@ def _summary_module(tmp_path: Path) -> str:
     """A tiny summary script (as a method's would be): counts the files of a folder."""
     (tmp_path / "count_files.py").write_text(
         "import sys, pathlib\n"
-        "src, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[sys.argv.index('--out') + 1])\n"
+        "src = pathlib.Path(sys.argv[1])\n"
+        "out = pathlib.Path(sys.argv[sys.argv.index('--out') + 1])\n"
         "out.write_text(f'{sum(1 for _ in src.iterdir())} files\\n')\n")
     return "count_files"
 

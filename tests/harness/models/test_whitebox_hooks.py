@@ -14,7 +14,7 @@ import pytest
 from inspect_ai.model import GenerateConfig, get_model
 
 import harness.models.providers  # noqa: F401  (registers whitebox/)
-from harness.models.hooks import (
+from harness.plugins.whitebox_method import (
     Method,
     RequestState,
     StepView,
@@ -56,7 +56,7 @@ def test_resolve_registered_and_module_path_and_instance() -> None:
         assert isinstance(built, _Counting) and built.scale == 3
     finally:
         unregister("whitebox_method", "counting-test")
-    by_path = resolve_method("harness.models.hooks:Method")
+    by_path = resolve_method("harness.plugins.whitebox_method:Method")
     assert type(by_path) is Method
     assert resolve_method(built) is built
 

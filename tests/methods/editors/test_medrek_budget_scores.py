@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from harness.editors import get
+from harness.plugins.editor import get
 from methods.editors.medrek_budget import injection_scores
 
 RECORDS = [  # (edit prompt, paraphrase, locality prompt, new target, locality answer)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from harness.editors import Edit, make_editor
+from harness.plugins.editor import Edit, make_editor
 from methods.editors.medrek import MedREKEditor
 from methods.editors.medrek_train import (
     PromptModules,

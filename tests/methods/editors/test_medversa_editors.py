@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness.editors import ALL_EDITS, Edit, make_editor
+from harness.plugins.editor import ALL_EDITS, Edit, make_editor
 from methods.editors.medrek import SoftPromptEditor
 from methods.editors.retrieval import (
     Projection,

@@ -17,7 +17,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from harness.editors import ALL_EDITS, Edit, is_whitebox, make_editor  # noqa: E402
+from harness.plugins.editor import ALL_EDITS, Edit, is_whitebox, make_editor  # noqa: E402
 from methods.editors.parametric import covariance  # noqa: E402
 from methods.editors.parametric.base import down_proj, edit_batch  # noqa: E402
 from methods.editors.parametric.rome import rank_one_update  # noqa: E402

@@ -18,7 +18,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from environments.medversa import load_dataset  # noqa: E402
-from harness.editors import Edit, Editor, make_editor  # noqa: E402
+from harness.plugins.editor import Edit, Editor, make_editor  # noqa: E402
 from methods.editors.parametric import covariance  # noqa: E402
 from methods.editors.parametric.base import edit_batch, target_nll  # noqa: E402
 

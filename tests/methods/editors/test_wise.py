@@ -17,7 +17,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from harness.editors import ALL_EDITS, Edit, is_whitebox, make_editor  # noqa: E402
+from harness.plugins.editor import ALL_EDITS, Edit, is_whitebox, make_editor  # noqa: E402
 from methods.editors.parametric.base import edit_batch, target_nll  # noqa: E402
 from methods.editors.parametric.wise import MAIN, SideMemory, WISEEditor  # noqa: E402
 

@@ -86,7 +86,7 @@ def test_reprefill_restores_evicted_kv(tiny: Any) -> None:
 
 @pytest.mark.slow
 def test_method_one_branch_reproduces_model(lm: Any, chat: str) -> None:
-    from harness.models.hooks import resolve_method
+    from harness.plugins.whitebox_method import resolve_method
 
     ref = lm.generate_batch([chat], max_new_tokens=8)[0].tokens
     method = resolve_method("arborkv", branch=1, segment=3, max_tokens=8, reference=False)
@@ -96,7 +96,7 @@ def test_method_one_branch_reproduces_model(lm: Any, chat: str) -> None:
 
 @pytest.mark.slow
 def test_method_without_eviction_matches_its_reference(lm: Any, chat: str) -> None:
-    from harness.models.hooks import resolve_method
+    from harness.plugins.whitebox_method import resolve_method
 
     method = resolve_method("arborkv", branch=2, segment=3, expansions=2, max_tokens=6)
     out = lm.generate_batch([chat], max_new_tokens=6, method=method)[0]

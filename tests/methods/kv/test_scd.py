@@ -90,7 +90,7 @@ def test_ttft_model_is_a_bandwidth_model() -> None:
 @pytest.mark.slow
 def test_method_lossless_with_producer_as_consumer_is_exact(lm: Any, chat: str) -> None:
     """Acceptance: lossless codes, producer = consumer -> the model's own greedy tokens."""
-    from harness.models.hooks import resolve_method
+    from harness.plugins.whitebox_method import resolve_method
 
     ref = lm.generate_batch([chat], max_new_tokens=8)[0].tokens
     for patch in (0, 2):
@@ -102,7 +102,7 @@ def test_method_lossless_with_producer_as_consumer_is_exact(lm: Any, chat: str) 
 
 @pytest.mark.slow
 def test_method_code_bytes_fall_with_rank(lm: Any, chat: str) -> None:
-    from harness.models.hooks import resolve_method
+    from harness.plugins.whitebox_method import resolve_method
 
     sent = {}
     for rank in (None, 32, 8):

@@ -161,7 +161,7 @@ def test_learned_patch_replaces_layers_without_extra_bytes(tiny: Any, consumer: 
 def test_predictor_option_reaches_the_method() -> None:
     from types import SimpleNamespace
 
-    from harness.models.hooks import resolve_method
+    from harness.plugins.whitebox_method import resolve_method
 
     method: Any = resolve_method("scd", predictor="learned", patch=2, predictor_rank=16,
                                  epsilon=0.1)
@@ -178,7 +178,7 @@ def test_predictor_option_reaches_the_method() -> None:
 @pytest.mark.slow
 def test_learned_patch_runs_on_smollm2(lm: Any, chat: str) -> None:
     """The real path: SmolLM2 producer, fine-tuned consumer, the cached default predictor."""
-    from harness.models.hooks import resolve_method
+    from harness.plugins.whitebox_method import resolve_method
 
     method = resolve_method("scd", predictor="learned", patch=2, rank=64, max_tokens=4)
     kv = lm.generate_batch([chat], max_new_tokens=4, method=method)[0].data["metadata"]["kv"]

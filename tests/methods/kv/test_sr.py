@@ -133,7 +133,7 @@ def test_bad_options_are_rejected() -> None:
 
 @pytest.mark.slow
 def test_method_reports_the_rebuilt_share(lm: Any, chat: str) -> None:
-    from harness.models.hooks import resolve_method
+    from harness.plugins.whitebox_method import resolve_method
 
     every = resolve_method("xkv", group=5, ratio=4, select=100_000, chunk=8, local=8)
     some = resolve_method("xkv", group=5, ratio=4, select=8, chunk=8, local=8)

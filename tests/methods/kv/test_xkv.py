@@ -120,7 +120,7 @@ def test_lower_rank_errs_more(tiny: Any) -> None:
 @pytest.mark.slow
 def test_method_reproduces_model_at_full_rank(lm: Any, chat: str) -> None:
     """Acceptance: with the raw cache and with a lossless SVD, greedy tokens are the model's."""
-    from harness.models.hooks import resolve_method
+    from harness.plugins.whitebox_method import resolve_method
 
     ref = lm.generate_batch([chat], max_new_tokens=8)[0].tokens
     assert ref == lm.tokenizer(lm.generate(chat, max_new_tokens=8).text,
@@ -135,7 +135,7 @@ def test_method_reproduces_model_at_full_rank(lm: Any, chat: str) -> None:
 
 @pytest.mark.slow
 def test_method_reports_bytes_by_ratio(lm: Any, chat: str) -> None:
-    from harness.models.hooks import resolve_method
+    from harness.plugins.whitebox_method import resolve_method
 
     kept = {}
     for ratio in (1, 2, 4):

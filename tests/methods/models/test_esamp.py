@@ -13,7 +13,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from harness.models.hooks import RequestState, StepView, resolve_method  # noqa: E402
+from harness.plugins.whitebox_method import RequestState, StepView, resolve_method  # noqa: E402
 from methods.models.esamp import Distillers, ESamp, group_rows  # noqa: E402
 
 HIDDEN, VOCAB = 16, 11

@@ -123,7 +123,7 @@ def test_workload_strictest_delta_never_serves_near_misses(mode: str, tmp_path: 
     from inspect_ai import eval as inspect_eval
 
     import harness.models.providers  # noqa: F401
-    import harness.tasks  # noqa: F401  (registers scripted/arith-oracle)
+    import harness.plugins.benchmark  # noqa: F401  (registers scripted/arith-oracle)
     from benchmarks.probes.mvr_workload import mvr_workload
 
     [log] = inspect_eval(
@@ -179,7 +179,7 @@ def test_wrapper_learned_mode_loads_a_segmenter_and_splits(tmp_path: Path) -> No
     from inspect_ai import eval as inspect_eval
 
     import harness.models.providers  # noqa: F401
-    import harness.tasks  # noqa: F401  (registers scripted/arith-oracle)
+    import harness.plugins.benchmark  # noqa: F401  (registers scripted/arith-oracle)
     from benchmarks.probes.mvr_workload import mvr_workload
     from methods.models.mvr_segmenter import BoundaryPolicy
 

@@ -17,7 +17,7 @@ pytest.importorskip("transformers")
 
 import methods.recipes.bbo_merge  # noqa: E402, F401  (registers the recipes)
 from harness.corpus import held_out_windows, load_corpus  # noqa: E402
-from harness.recipes import build_product  # noqa: E402
+from harness.plugins.recipe import build_product  # noqa: E402
 from harness.results import read_training_log  # noqa: E402
 from methods.recipes.bbo_merge import (  # noqa: E402
     TASKS,

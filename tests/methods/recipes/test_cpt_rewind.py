@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from harness.recipes import build_product  # noqa: E402
+from harness.plugins.recipe import build_product  # noqa: E402
 from harness.results import read_training_log  # noqa: E402
 from methods.recipes import cpt_rewind as cr  # noqa: E402
 from methods.recipes import tinylm  # noqa: E402
@@ -242,7 +242,7 @@ def test_paired_table_pairs_windows_within_a_probe() -> None:
 
 def test_recipes_accept_every_shipped_corpus() -> None:
     from harness.corpus import CORPORA
-    from harness.recipes import RecipeError, resolve_options
+    from harness.plugins.recipe import RecipeError, resolve_options
 
     for name in ("cpt", "head-rewind"):
         assert resolve_options(name)["corpus"] == "stdlib"  # the CPT domain is unchanged

@@ -16,7 +16,7 @@ pytest.importorskip("transformers")
 import torch  # noqa: E402
 
 from harness.corpus import load_corpus  # noqa: E402
-from harness.recipes import build_product  # noqa: E402
+from harness.plugins.recipe import build_product  # noqa: E402
 from harness.results import read_product, read_training_log  # noqa: E402
 from methods.recipes import tinylm  # noqa: E402
 from methods.recipes.procedural import Plan, data_to_equal_loss, front_loaded, tiny_config  # noqa: E402

@@ -18,7 +18,7 @@ pytest.importorskip("transformers")
 pl = pytest.importorskip("polars")
 
 from harness.corpus import load_corpus  # noqa: E402
-from harness.recipes import RecipeError, build_product  # noqa: E402
+from harness.plugins.recipe import RecipeError, build_product  # noqa: E402
 from harness.results import read_training_log  # noqa: E402
 from methods.recipes import tinylm  # noqa: E402
 from methods.recipes.progressive_depth import (  # noqa: E402

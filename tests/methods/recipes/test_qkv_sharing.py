@@ -14,7 +14,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from harness.models.arch import kv_bytes_per_token  # noqa: E402
-from harness.recipes import build_product, product_dir  # noqa: E402
+from harness.plugins.recipe import build_product, product_dir  # noqa: E402
 from harness.results import read_training_log  # noqa: E402
 from methods.recipes import tinylm  # noqa: E402
 from methods.recipes.qkv_sharing import ATTENTION, SHARING, kv_config  # noqa: E402
@@ -143,7 +143,7 @@ def test_one_study_cell_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_copy_data_trains_on_the_fixed_length_copy_stream(cache: Path) -> None:
-    from harness.recipes import RecipeError, resolve_options
+    from harness.plugins.recipe import RecipeError, resolve_options
     from harness.results import read_product
     from methods.recipes.qkv_sharing import COPY_LENGTH
 

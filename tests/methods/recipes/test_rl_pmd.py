@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from harness.recipes import build_product  # noqa: E402
+from harness.plugins.recipe import build_product  # noqa: E402
 from harness.results import read_training_log  # noqa: E402
 from methods.recipes import rl_pmd  # noqa: E402
 

@@ -15,7 +15,7 @@ pytest.importorskip("transformers")
 
 import benchmarks.methods.scout.scout  # noqa: E402,F401  (registers harness/scout)
 import methods.scout.recipe  # noqa: E402,F401  (registers scout-sft)
-from harness.recipes import build_product  # noqa: E402
+from harness.plugins.recipe import build_product  # noqa: E402
 from methods.scout.data import (  # noqa: E402
     answer_text,
     opening_prompts,

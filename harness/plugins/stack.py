@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
-from harness import registry
+from harness.plugins import core as registry
 
 if TYPE_CHECKING:
     from harness.factorial.study import Cell, Study

@@ -20,7 +20,7 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from harness.registry import get, names, register
+from harness.plugins.core import get, names, register
 
 E = TypeVar("E", bound="type[Editor]")
 

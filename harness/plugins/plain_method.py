@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from harness.registry import Entry, RegistryError, entries, register
+from harness.plugins.core import Entry, RegistryError, entries, register
 
 __all__ = ["ROLES", "MethodFn", "method_names", "plain_method", "resolve_method"]
 

@@ -54,7 +54,7 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
 from harness.corpus import DEFAULT_CORPUS, Corpus, load_corpus
-from harness.registry import Entry, RegistryError, entries, get, register
+from harness.plugins.core import Entry, RegistryError, entries, get, register
 
 __all__ = [
     "PRODUCT_FILE",

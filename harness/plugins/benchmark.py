@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from inspect_ai import task
 
-from harness.registry import folder_of, register, require_extra
+from harness.plugins.core import folder_of, register, require_extra
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,7 +58,7 @@ def _harness_alias(name: str, fn: Callable[..., Any], extra: str | None) -> Call
 
     wrapper.__module__ = __name__  # registry namespace comes from the defining module
     alias = task(name=name)(wrapper)
-    globals()[name] = alias  # reachable as harness.tasks.<name>, like any @task
+    globals()[name] = alias  # reachable as harness.plugins.benchmark.<name>, like any @task
     return alias
 
 

@@ -44,7 +44,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from harness.registry import find, names, register, resolve_target
+from harness.plugins.core import find, names, register, resolve_target
 
 __all__ = [
     "Method",
