@@ -9,7 +9,7 @@ their difference, and the mean of the difference over samples is the paired comp
 
 Three parts, each owned by a different package:
 
-* the **problem** (the benchmark's, in ``benchmarks/methods/<name>/``): builds a cell's data
+* the **problem** (the benchmark's, in ``benchmarks/paper_tasks/<name>/``): builds a cell's data
   from a seeded simulator in ``environments/`` (:meth:`MethodProblem.prepare` returns the
   method's inputs and the hidden truth) and scores a method's outputs against the truth
   (:meth:`MethodProblem.score`, the paper's metrics as floats);

@@ -1261,6 +1261,10 @@ def claim_verdict(contrast: Estimate, sign: int, size: float | None, mdd: float 
     lo, hi = sign * contrast.lo, sign * contrast.hi
     lo, hi = min(lo, hi), max(lo, hi)  # the CI in the claimed direction
     shown = f"contrast {contrast.estimate:+.3g} [{contrast.lo:+.3g}, {contrast.hi:+.3g}]"
+    if math.isnan(lo) or math.isnan(hi):  # one paired item: there is no interval to read
+        return "untestable", (f"contrast {contrast.estimate:+.3g} has no interval (fewer "
+                              "than 2 paired items)" + (f" and {blocked}" if blocked else "")
+                              + ": more items would make it testable")
     if lo > 0:
         if size is not None and hi < size:
             return "partly", f"{shown} on the claimed side, but wholly below the claimed {size:g}"

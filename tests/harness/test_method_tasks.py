@@ -139,7 +139,7 @@ def test_the_worker_runs_a_method_by_import_path(tmp_path: Path) -> None:
 def test_a_method_runs_in_the_bwrap_sandbox(tmp_path: Path) -> None:
     # a registered method from the suite: the worker imports it inside the sandbox
     samples = [cell_sample({"seed": s, "horizon": 100}) for s in range(2)]
-    from benchmarks.methods.tpg.tpg import MarkovABProblem
+    from benchmarks.paper_tasks.tpg.tpg import MarkovABProblem
 
     task = method_task(name="tpg_ab", family="markov_ab", problem=MarkovABProblem(0.5),
                        samples=samples, method="tpg", baseline="dim", version="1.0.0",

@@ -9,8 +9,8 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ChatMessageTool
 
-import benchmarks.methods.household.policies  # noqa: F401  (registers the oracle)
-from benchmarks.methods.household.household import household, instance_seed, record_to_sample
+import benchmarks.paper_tasks.household.policies  # noqa: F401  (registers the oracle)
+from benchmarks.paper_tasks.household.household import household, instance_seed, record_to_sample
 from environments.household import generate, shortest_plan
 
 

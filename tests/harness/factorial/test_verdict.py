@@ -4,6 +4,7 @@ and a real study whose file states a claim."""
 from __future__ import annotations
 
 import json
+import math
 import textwrap
 from pathlib import Path
 
@@ -172,3 +173,10 @@ def test_a_baseline_too_close_to_the_ceiling_for_the_claimed_size_is_untestable(
     verdict = verdict_section(_study([1.0, 1.0, 1.0], [1.0, 0.9, 1.0]), SPEC, _claim(size=0.27))
     assert verdict is not None and verdict["class"] == "untestable", verdict["why"]
     assert "less than the claimed 0.27" in verdict["why"]
+
+
+def test_one_paired_item_has_no_interval_and_says_so() -> None:
+    one = Estimate(0.0, math.nan, math.nan, math.nan, 1, None, 0.95)
+    cls, why = claim_verdict(one, 1, None, None, "both arms are at the floor")
+    assert cls == "untestable"
+    assert "no interval" in why and "nan" not in why and "includes 0" not in why

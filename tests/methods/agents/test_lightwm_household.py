@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from benchmarks.methods.household.household import household
-from benchmarks.methods.household.tools import TOOL_NAMES
+from benchmarks.paper_tasks.household.household import household
+from benchmarks.paper_tasks.household.tools import TOOL_NAMES
 from methods.agents.lightwm.agent import lightwm, schema_for
 from methods.agents.lightwm.schema import load_schema
 

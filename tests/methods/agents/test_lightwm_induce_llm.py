@@ -108,8 +108,8 @@ def test_induction_with_a_model_records_how_the_schema_was_made() -> None:
 
 
 def test_the_cli_induces_from_real_household_logs(tmp_path: Path) -> None:
-    import benchmarks.methods.household.policies  # noqa: F401  (registers the oracle)
-    from benchmarks.methods.household.household import household
+    import benchmarks.paper_tasks.household.policies  # noqa: F401  (registers the oracle)
+    from benchmarks.paper_tasks.household.household import household
     from methods.agents.lightwm.__main__ import main
 
     logs = tmp_path / "logs"

@@ -12,12 +12,12 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-import benchmarks.methods.scout.scout  # noqa: E402,F401  (registers harness/scout)
+import benchmarks.paper_tasks.scout.scout  # noqa: E402,F401  (registers harness/scout)
 import methods.scout.recipe  # noqa: E402,F401  (registers scout-sft)
 from harness.plugins.recipe import build_product  # noqa: E402
 from methods.rl.multiturn import EpisodeGroups, parse_move  # noqa: E402
 
-TASK = "benchmarks/methods/scout/scout.py"
+TASK = "benchmarks/paper_tasks/scout/scout.py"
 TOY: dict[str, Any] = {"task": TASK, "task_args": '{"split": "train", "n": 1}',
                        "episodes": 150, "steps": 3, "batch": 2, "d_model": 32,
                        "n_layers": 1, "n_heads": 4}

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-import benchmarks.methods.scout.scout  # noqa: E402,F401  (registers harness/scout)
+import benchmarks.paper_tasks.scout.scout  # noqa: E402,F401  (registers harness/scout)
 import methods.scout.recipe  # noqa: E402,F401  (registers scout-sft)
 from harness.plugins.recipe import build_product  # noqa: E402
 from methods.scout.data import (  # noqa: E402
@@ -24,7 +24,7 @@ from methods.scout.data import (  # noqa: E402
 )
 from methods.scout.qlearning import QConfig  # noqa: E402
 
-TASK = "benchmarks/methods/scout/scout.py"
+TASK = "benchmarks/paper_tasks/scout/scout.py"
 TOY: dict[str, Any] = {"task": TASK, "task_args": '{"split": "train", "n": 1}',
                        "episodes": 150, "steps": 3, "batch": 2, "d_model": 32,
                        "n_layers": 1, "n_heads": 4}
@@ -76,7 +76,7 @@ def test_product_is_reproducible_and_scored_through_whitebox(
         return decode(self, prompts, *args, **kwargs)
 
     monkeypatch.setattr(whitebox.WhiteBoxLM, "generate_batch", spy)
-    task = benchmarks.methods.scout.scout.scout(games="frozenlake", n=1, max_tokens=8)
+    task = benchmarks.paper_tasks.scout.scout.scout(games="frozenlake", n=1, max_tokens=8)
     model = get_model("whitebox/tinylm", model_path=str(first))
     (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none")
     assert log.status == "success", log.error

@@ -9,7 +9,7 @@ import pytest
 from inspect_ai import eval as inspect_eval
 
 import methods.udm.plain  # noqa: F401  (registers udm-grpo and naive-grpo)
-from benchmarks.methods.udm import udm as udm_module
+from benchmarks.paper_tasks.udm import udm as udm_module
 from environments.udm import (
     constraint_reward,
     in_support,

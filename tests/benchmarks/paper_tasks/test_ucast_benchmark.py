@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from benchmarks.methods.ucast import ucast as ucast_module
+from benchmarks.paper_tasks.ucast import ucast as ucast_module
 from harness.method_tasks import summarise
 
 

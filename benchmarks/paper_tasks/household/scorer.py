@@ -22,7 +22,7 @@ from inspect_ai.log import transcript
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
-from benchmarks.methods.household.tools import ACTIONS_KEY, SPEC_KEY
+from benchmarks.paper_tasks.household.tools import ACTIONS_KEY, SPEC_KEY
 from environments.household import Instance, verify
 from harness.prompt_cost import prompt_cost_values, prompt_lengths
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from benchmarks.methods.tabpe import tabpe as tabpe_module
+from benchmarks.paper_tasks.tabpe import tabpe as tabpe_module
 from harness.method_tasks import summarise
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from benchmarks.methods.tfface import tfface as tfface_module
+from benchmarks.paper_tasks.tfface import tfface as tfface_module
 from harness.method_tasks import summarise
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from benchmarks.methods.sika_gp import sika_gp as sika_module
-from benchmarks.methods.tpg import tpg as tpg_module
-from benchmarks.methods.treca import treca as treca_module
+from benchmarks.paper_tasks.sika_gp import sika_gp as sika_module
+from benchmarks.paper_tasks.tpg import tpg as tpg_module
+from benchmarks.paper_tasks.treca import treca as treca_module
 from harness.method_tasks import summarise
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
-from benchmarks.methods.scout.tools import INVALID_KEY, MOVES_KEY
+from benchmarks.paper_tasks.scout.tools import INVALID_KEY, MOVES_KEY
 from environments.scout import make_game, verify
 
 __all__ = ["MODEL_S_KEY", "scout_score"]

@@ -12,7 +12,7 @@ the abstention rate; the baseline runs on the same study.
 
     inspect eval harness/treca --model none
     inspect eval harness/treca --model none -T n=8000 -T costs=0.2
-    inspect eval benchmarks/methods/treca/treca.py --model none -T method=treca-plugin \\
+    inspect eval benchmarks/paper_tasks/treca/treca.py --model none -T method=treca-plugin \\
         -T baseline=none
     python -m harness.method_tasks logs/      # the paired table (method, baseline, delta)
 """

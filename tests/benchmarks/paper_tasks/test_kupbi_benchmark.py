@@ -6,7 +6,7 @@ from pathlib import Path
 
 from inspect_ai import eval as inspect_eval
 
-from benchmarks.methods.kupbi import kupbi as kupbi_module
+from benchmarks.paper_tasks.kupbi import kupbi as kupbi_module
 from harness.method_tasks import summarise
 
 

@@ -12,7 +12,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ChatMessage, GenerateConfig
 from inspect_ai.tool import ToolInfo
 
-from benchmarks.methods.scout.scout import TEST_OFFSET, instance_seed, scout
+from benchmarks.paper_tasks.scout.scout import TEST_OFFSET, instance_seed, scout
 from environments.scout import make_game, shortest_path
 from harness.models.scripted import PolicyResult, scripted_policy, tool_call
 
@@ -71,7 +71,7 @@ def test_splits_are_disjoint_and_ids_stable() -> None:
 
 
 def test_the_oracle_solves_every_instance_through_the_text_and_tool(tmp_path: Path) -> None:
-    import benchmarks.methods.scout.policies  # noqa: F401  (registers scripted/scout-oracle)
+    import benchmarks.paper_tasks.scout.policies  # noqa: F401  (registers scripted/scout-oracle)
 
     (log,) = inspect_eval(scout(n=2), model="scripted/scout-oracle", log_dir=str(tmp_path),
                           display="none")

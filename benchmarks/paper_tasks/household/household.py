@@ -31,8 +31,8 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver, use_tools
 
-from benchmarks.methods.household.scorer import household_score
-from benchmarks.methods.household.tools import (
+from benchmarks.paper_tasks.household.scorer import household_score
+from benchmarks.paper_tasks.household.tools import (
     ACTIONS_KEY,
     LIMIT_KEY,
     SPEC_KEY,

@@ -12,7 +12,7 @@ exact GP once per seed.
 
     inspect eval harness/sika_gp --model none
     inspect eval harness/sika_gp --model none -T ms=16,64,256 -T n=4000
-    inspect eval benchmarks/methods/sika_gp/sika_gp.py --model none -T method=gp-exact \\
+    inspect eval benchmarks/paper_tasks/sika_gp/sika_gp.py --model none -T method=gp-exact \\
         -T baseline=none -T ms=0
     python -m harness.method_tasks logs/      # the paired table (method, baseline, delta)
 """

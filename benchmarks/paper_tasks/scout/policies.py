@@ -4,8 +4,8 @@
 with BFS and calls ``move`` with the first step: it proves every instance solvable through
 the task's own text and tool (the ceiling, 1.0 solved at efficiency 1.0).
 
-    inspect eval benchmarks/methods/scout/scout.py --model scripted/scout-oracle \\
-        -M policy_module=benchmarks.methods.scout.policies
+    inspect eval benchmarks/paper_tasks/scout/scout.py --model scripted/scout-oracle \\
+        -M policy_module=benchmarks.paper_tasks.scout.policies
 """
 
 from __future__ import annotations

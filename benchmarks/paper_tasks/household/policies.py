@@ -11,7 +11,7 @@ from.
 ``scripted/household-idle`` answers in text only (a floor: no action is taken).
 
     inspect eval harness/household --model scripted/household-oracle -T n=40 \\
-        -M policy_module=benchmarks.methods.household.policies
+        -M policy_module=benchmarks.paper_tasks.household.policies
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from benchmarks.methods.hmh import hmh as hmh_module
+from benchmarks.paper_tasks.hmh import hmh as hmh_module
 from harness.method_tasks import summarise
 
 

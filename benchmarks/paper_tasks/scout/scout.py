@@ -13,7 +13,7 @@ recorded moves with the exact verifier.
 Splits: ``train`` instances use seeds ``seed + i``, ``test`` instances ``1_000_000 + seed
 + i`` (unseen by anything trained on ``train``); sample ids are ``<game>-<split>-s<seed>``.
 
-    inspect eval benchmarks/methods/scout/scout.py --model whitebox/smollm2-135m -T n=4
+    inspect eval benchmarks/paper_tasks/scout/scout.py --model whitebox/smollm2-135m -T n=4
     inspect eval harness/scout --model whitebox/tinylm -M recipe=scout-sft -T split=test
     harness study run methods/studies/scout/study.yaml
 """
@@ -37,8 +37,8 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolFunction
 
-from benchmarks.methods.scout.scorer import MODEL_S_KEY, scout_score
-from benchmarks.methods.scout.tools import (
+from benchmarks.paper_tasks.scout.scorer import MODEL_S_KEY, scout_score
+from benchmarks.paper_tasks.scout.tools import (
     INVALID_KEY,
     LIMIT_KEY,
     MOVES_KEY,

@@ -11,7 +11,7 @@ check: ``covered_mean``, ``z``); the baseline runs on the same trajectory.
 
     inspect eval harness/tpg_ab --model none
     inspect eval harness/tpg_ab --model none -T k=20 -T n_seeds=200
-    inspect eval benchmarks/methods/tpg/tpg.py --model none -T method=dim -T baseline=none
+    inspect eval benchmarks/paper_tasks/tpg/tpg.py --model none -T method=dim -T baseline=none
     python -m harness.method_tasks logs/      # the paired table (method, baseline, delta)
 """
 
