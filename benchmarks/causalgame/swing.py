@@ -86,8 +86,10 @@ def analyse(frame: pl.DataFrame, model_factor: str = "model", n_boot: int = N_BO
         sub = frame.filter(pl.col(f"f_{model_factor}") == model)
         matrix = np.full((len(setups), len(items)), np.nan)
         na = {s: 0 for s in setups}
+        rows = {s: 0 for s in setups}
         for r in sub.iter_rows(named=True):
             i, j = setups.index(r["setup"]), items.index(r["item"])
+            rows[r["setup"]] += 1
             if r["value"] is None or not math.isfinite(float(r["value"])):
                 na[r["setup"]] += 1
             else:
@@ -99,8 +101,10 @@ def analyse(frame: pl.DataFrame, model_factor: str = "model", n_boot: int = N_BO
             **swing,
             "max_setup": None if swing["argmax"] is None else setups[swing["argmax"]],
             "min_setup": None if swing["argmin"] is None else setups[swing["argmin"]],
-            "setups": [{"setup": s, "mean": means[s], "n_na": na[s]} for s in setups],
-            "all_na_setups": [s for s in setups if means[s] is None],
+            "setups": [{"setup": s, "mean": means[s], "n": rows[s], "n_na": na[s]}
+                       for s in setups],
+            "all_na_setups": [s for s in setups if means[s] is None and rows[s]],
+            "not_run": [s for s in setups if not rows[s]],
         }
     return {
         "factors": factors, "model_factor": model_factor, "setups": setups,
@@ -152,15 +156,15 @@ def to_markdown(report: Mapping[str, Any]) -> str:
         f"{100 * PAPER_SWING:.0f}% from evaluation choices alone. Logs: "
         f"{report['counting']}.", "",
         "| model | swing (max − min) | 95% CI | relative to best | 95% CI | best setup | "
-        "worst setup | setups with a mean | all-N/A setups |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "worst setup | setups with a mean | all-N/A setups | setups not run |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for model, m in report["models"].items():
         lines.append(
             f"| {model} | {_pct(m['swing'])} | [{_pct(m['lo'])}, {_pct(m['hi'])}] | "
             f"{_pct(m['relative'])}% | [{_pct(m['relative_lo'])}, {_pct(m['relative_hi'])}] | "
             f"{m['max_setup']} | {m['min_setup']} | {m['n_setups']} | "
-            f"{len(m['all_na_setups'])} |")
+            f"{len(m['all_na_setups'])} | {len(m.get('not_run', []))} |")
     models = list(report["models"])
     lines += ["", "| setup | " + " | ".join(f"{m} mean | {m} N/A" for m in models) + " |",
               "|---|" + "---|---|" * len(models)]
@@ -168,7 +172,8 @@ def to_markdown(report: Mapping[str, Any]) -> str:
         cells = []
         for m in models:
             s = report["models"][m]["setups"][i]
-            cells += [_pct(s["mean"]), str(s["n_na"])]
+            cells += ([_pct(s["mean"]), str(s["n_na"])] if s.get("n", 1)
+                      else ["not run", "—"])
         lines.append(f"| {setup} | " + " | ".join(cells) + " |")
     rank = report["ranking"]
     lines += ["", f"Model ranking across the {len(rank['orders'])} setups where every model has "

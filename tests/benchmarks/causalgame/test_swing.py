@@ -54,3 +54,11 @@ def test_main_effect_shares_find_the_factor_that_moves_the_score() -> None:
     out = main_effect_shares(y, {"fmt": fmt, "stack": stack}, items, n_boot=200)
     assert out["fmt"]["share"] > 0.99 and out["fmt"]["lo"] > 0.95
     assert out["stack"]["share"] < 0.01
+
+
+def test_a_setup_one_model_did_not_reach_is_not_run_not_na() -> None:
+    frame = _frame({("a", "x"): [1.0, 1.0], ("a", "y"): [0.0, 1.0],
+                    ("b", "x"): [0.0, 0.0]})
+    out = analyse(frame, n_boot=100)
+    assert out["models"]["b"]["not_run"] == ["fmt=y"]
+    assert out["models"]["b"]["all_na_setups"] == [] and out["models"]["b"]["n_setups"] == 1
