@@ -157,7 +157,7 @@ def test_one_task_takes_a_name_a_list_or_a_comma_string() -> None:
     every = causalgame(sandbox="none")
     assert [s.id for s in every.dataset] == scenario_ids()
     assert len(scenario_ids()) == 14
-    assert every.version == VERSION == "1.3.0"
+    assert every.version == VERSION == "1.4.0"
     for sid in scenario_ids():
         one = causalgame(scenarios=sid, sandbox="none")
         assert [s.id for s in one.dataset] == [sid]
