@@ -660,8 +660,9 @@ def logistic_effects(
     matters more). Fitted jointly with an intercept by :func:`firth_logistic`, which stays
     finite when the outcome is rare or separated (no successes at all gives slopes near
     0, with wide intervals). A constant predictor has no effect to estimate: its entry is
-    None throughout. Returns, per predictor, ``coef``, ``se`` (model-based), ``low`` and
-    ``high`` (Wald interval at ``level``).
+    None throughout; so are all entries when the predictors are collinear. Returns, per
+    predictor, ``coef``, ``se`` (model-based), ``low`` and ``high`` (Wald interval at
+    ``level``).
     """
     ys = np.asarray(y, dtype=float).ravel()
     out: dict[str, dict[str, float | None]] = {}
@@ -677,9 +678,12 @@ def logistic_effects(
             continue
         cols.append((x - x.mean()) / sd)
         names.append(name)
-    if not names:
-        return out
-    fit = firth_logistic(np.column_stack([np.ones_like(ys), *cols]), ys)
+    design = np.column_stack([np.ones_like(ys), *cols])
+    if not names or np.linalg.matrix_rank(design) < design.shape[1]:
+        # collinear predictors (e.g. too few rows): their effects cannot be told apart
+        none: dict[str, float | None] = {"coef": None, "se": None, "low": None, "high": None}
+        return {name: dict(none) for name in predictors}
+    fit = firth_logistic(design, ys)
     z = float(sps.norm.ppf(0.5 + level / 2))
     for k, name in enumerate(names, start=1):
         coef, se = float(fit.coef[k]), float(math.sqrt(max(fit.cov[k, k], 0.0)))

@@ -4,7 +4,10 @@
 100%: it proves every scenario solvable and the checker and solver in agreement).
 ``scripted/worldtravel-greedy`` plans stop by stop with local choices only
 (``environments.worldtravel.agents.greedy_plan``); ``scripted/worldtravel-random``
-submits a random itinerary of the right shape. They look facts up in the world directly
+submits a random itinerary of the right shape. The rest of the reference-planner family
+(``environments.worldtravel.planners``) is served as ``scripted/worldtravel-<member>``:
+``shortcut-cost``, ``shortcut-time``, ``shortcut-slack``, ``lookahead-1``,
+``lookahead-3`` and ``beam``. They look facts up in the world directly
 rather than through the tools: they are yardsticks, not tool-use agents. With
 ``-M lookups=N`` the oracle first makes N get_details calls (exercises tool counting).
 """
@@ -19,6 +22,7 @@ from inspect_ai.model import ChatMessage, ChatMessageTool, GenerateConfig
 from inspect_ai.tool import ToolInfo
 
 from environments.worldtravel.agents import greedy_plan, random_plan
+from environments.worldtravel.planners import PLANNERS, Planner
 from environments.worldtravel.store import scenario_index, shipped_world
 from harness.models.scripted import PolicyResult, scripted_policy, tool_call
 
@@ -71,3 +75,21 @@ def worldtravel_random(
     """Submit a random itinerary of the requested shape (``-M seed=N``)."""
     scenario = scenario_index()[_scenario_id(input)]
     return _submit(random_plan(shipped_world(), scenario, int(args.get("seed", 0))), input, tools)
+
+
+def _member_policy(planner: Planner) -> Any:
+    def policy(
+        input: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig,
+        args: dict[str, Any],
+    ) -> PolicyResult:
+        scenario = scenario_index()[_scenario_id(input)]
+        return _submit(planner(shipped_world(), scenario), input, tools)
+
+    return policy
+
+
+for _name, _planner in PLANNERS.items():
+    if _name != "greedy":  # served above, under its historical name
+        _policy = _member_policy(_planner)
+        _policy.__doc__ = f"Submit the {_name} reference planner's itinerary."
+        scripted_policy(f"worldtravel-{_name}")(_policy)

@@ -580,16 +580,48 @@ def _check_one(view: _View | None, constraint: Constraint) -> dict[str, Any]:
         return {**result, "passed": False, "reason": f"malformed plan ({type(exc).__name__})"}
 
 
+EMPTY_REASON = "empty itinerary: it names no known venue, link or hotel, so nothing to check"
+
+
+def reads_nothing(world: World, plan: Plan) -> bool:
+    """Whether a parsed plan names no known attraction, restaurant, link or hotel (in a
+    stop or a lodging entry): an empty itinerary.
+
+    Why: on such a plan, constraints that only speak of what is visited (exclusions,
+    cuisines, ratings, all-different, walking, forbidden modes...) would pass
+    vacuously, and a constant nonsense answer would earn partial credit. A constraint
+    with nothing to check fails on an empty itinerary instead.
+    """
+    for stops in plan.days.values():
+        for stop in stops:
+            if stop.id and isinstance(
+                world.get(stop.id), Attraction | Restaurant | Link | Hotel
+            ):
+                return False
+    return not any(
+        stay.hotel and isinstance(world.get(stay.hotel), Hotel) for stay in plan.lodging
+    )
+
+
 def check_plan(world: World, scenario: Scenario, raw: Any) -> dict[str, Any]:
     """Check a submission against every constraint of ``scenario``.
 
     Returns ``{"scenario", "delivered", "feasible", "passed", "total", "cost",
     "parse_errors", "results": [{"id", "kind", "category", "passed", "reason"}]}``;
-    ``cost`` is the plan's total cost when it can be computed, else None.
+    ``cost`` is the plan's total cost when it can be computed, else None. An
+    undelivered or empty itinerary (:func:`reads_nothing`) passes no constraint.
     """
     plan = parse_plan(raw)
     view = _View(world, scenario, plan) if plan is not None else None
-    results = [_check_one(view, c) for c in scenario.constraints]
+    results: list[dict[str, Any]]
+    if plan is not None and reads_nothing(world, plan):
+        results = [
+            {"id": c.id, "kind": c.kind, "category": c.category, "passed": False,
+             "reason": EMPTY_REASON}
+            for c in scenario.constraints
+        ]
+    else:
+        results = [_check_one(view, c) for c in scenario.constraints]
     cost: int | None = None
     if view is not None:
         try:

@@ -3,7 +3,8 @@
     python -m environments.worldtravel.generate --seed 0 --out DIR [--n 150] [--jobs 2] [--progress]
 
 Scenario ``i`` depends only on ``(seed, i)``, so ``--jobs`` workers give the same bytes
-as one; ``--indices 0,5,9`` regenerates a subset (used by the determinism tests).
+as one; ``--indices 0,5,9`` regenerates a subset (used by the determinism tests). The
+last line reports the generator's redraws by reason (``meta.redraws`` per scenario).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import argparse
 import functools
 import sys
 import time
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -69,9 +71,14 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     scenarios = build(args.seed, indices, args.jobs, args.progress)
     world_path, scenario_path = write(args.out, _world(args.seed), scenarios)
+    reasons: Counter[str] = Counter()
+    for sc in scenarios:
+        reasons.update(sc.meta.get("redraws", {}))
     print(
         f"wrote {world_path} and {scenario_path} ({len(scenarios)} scenarios, "
-        f"{time.perf_counter() - start:.1f} s)",
+        f"{time.perf_counter() - start:.1f} s); redraws: {sum(reasons.values())} "
+        f"({', '.join(f'{k} {n}' for k, n in sorted(reasons.items())) or 'none'}) "
+        f"in {sum(bool(sc.meta.get('redraws')) for sc in scenarios)} scenarios",
         file=sys.stderr,
     )
     return 0

@@ -1,4 +1,4 @@
-"""Scenario generator: 150 trip requests whose constraints couple across the trip.
+"""Scenario generator: 150 trip requests that defeat a family of shortcut planners.
 
 How a scenario is made (why it is feasible, coupled and tight at once):
 1. A frame: cities (30 scenarios per home city, some continue to a second city), dates,
@@ -7,31 +7,37 @@ How a scenario is made (why it is feasible, coupled and tight at once):
    independently, so every count bucket holds 1- to 4-day trips.
 2. The base constraints, *one instance per trip* each (``skeleton``, ``opening_hours``,
    ``travel_time``, ``timed_entry``, ``min_duration``, plus ``lodging`` when the trip has
-   a night); each instance checks every day. So a 1-day trip has 5 base constraints and
-   a longer one 6, whatever its length, and the count measures requirements, not days.
-   A *witness* plan is solved under them with random weights (witnesses differ).
-3. Local constraints sampled true of the witness but not of a careless plan (windows
-   around its visit times, exclusions of tempting places it skips, cuisines, ratings,
-   room and hotel rules, booking lead, connection buffers).
-4. Global constraints (:data:`~environments.worldtravel.scenario.GLOBAL_KINDS`, at least
-   three per scenario: always a total budget, then precedences, either-ors, counts,
-   if-thens, all-different, category budgets) chosen *against the greedy planner*: the
-   greedy agent (:func:`~environments.worldtravel.agents.greedy_plan`) sees only local
-   constraints, so its plan is fixed once they are; among the global constraints the
-   witness satisfies, the sampler prefers those the greedy plan breaks (an either-or
-   between its first, tempting pick and a sight it skips; a precedence its order
-   reverses; a count its choices miss; an if-then its taxis break).
-5. The minimum-cost plan under all of that is the reference plan; the total budget is
-   set 0-5% above its cost (category budgets 0-10%, a walking limit at its longest
-   day's walk), so the reference meets them and a plan that spends freely early does
-   not. A scenario whose greedy plan still passes every constraint is regenerated.
-6. ``plans_found`` counts distinct plans by CP-SAT solution enumeration, capped at
+   a night). A *witness* plan is solved under them with random weights.
+3. Local constraints sampled true of the witness (windows around its visit times, never
+   on day 1's first sight; exclusions of tempting places it skips; cuisines, ratings,
+   room and hotel rules, booking lead, connection buffers; a walking limit at its
+   longest day's walk). The local problem is now final.
+4. The *decoys*: the plans of the family members that ignore the global constraints
+   (:data:`~environments.worldtravel.planners.GLOBAL_BLIND`: greedy and the exact
+   local shortcuts for cost, travel time and slack) are computed once, here.
+5. Global constraints (:data:`~environments.worldtravel.scenario.GLOBAL_KINDS`, at least
+   three), by construction: first a *dooming first-day decision* (:func:`_doom`): a
+   precedence ``W -> X`` where ``X`` is a shortcut decoy's day-1 first sight (a live
+   choice, preferring one the cheapest plan never visits) and ``W`` the witness's,
+   with the witness solved again to visit ``X`` later; a plan that opens with ``X``
+   can never satisfy it. Then each further global constraint is an option true of the
+   witness that breaks the decoys still unbroken, names no venue a decoy visits (an
+   *obligation* that a planner avoiding only visible violations never sees) and no
+   venue an earlier global constraint names (so one visit cannot settle several).
+6. The minimum-cost plan under all of that is the reference plan. Budgets are set
+   against the cheapest plan that ignores the global constraints: category budgets go
+   first to categories where that plan spends more than the reference (0-2% above the
+   reference's spend, below the shortcut's), the total 0-3% above the reference.
+7. Verification, the last resort: every family member
+   (:data:`~environments.worldtravel.planners.PLANNERS`) plans the draw; if any plan
+   passes, the frame is drawn again. Every redraw is counted by reason in
+   ``meta.redraws`` and each fully built draw's passing members in
+   ``meta.family_draws`` (the construction's own pass rates, before redraws).
+8. ``plans_found`` counts distinct plans by CP-SAT solution enumeration, capped at
    :data:`~environments.worldtravel.solver.COUNT_CAP`, with the reference plan always
-   among them (so it is >= 1); ``meta.plans_exact`` says whether the count is exact
-   (False: the cap or the work limit stopped it, and the number is a lower bound).
+   among them (so it is >= 1); ``meta.plans_exact`` says whether the count is exact.
    ``coupling`` is the diagnostic of :func:`~environments.worldtravel.solver.coupling`:
-   how many global constraints one day-1 decision can force a plan to break, over the
-   candidates whose minimum was proven (``exact`` when all were).
+   how many global constraints a day-1 first-sight decision can force a plan to break.
 Every solve has a deterministic work limit, so the bytes do not depend on the machine.
 The constraint count cycles over 8..30 (1-day trips carry 5 base + at least 3 global
 constraints; longer trips need 9). Scenario ``i`` depends only on ``(seed, i)``, so any
@@ -46,7 +52,6 @@ from typing import Any
 
 import numpy as np
 
-from environments.worldtravel.agents import greedy_plan
 from environments.worldtravel.checker import check_plan
 from environments.worldtravel.model import (
     CATEGORIES,
@@ -57,8 +62,15 @@ from environments.worldtravel.model import (
     Restaurant,
     World,
     hhmm,
+    open_intervals,
 )
-from environments.worldtravel.scenario import BASE_DAY_KINDS, BASE_KINDS, Constraint, Scenario
+from environments.worldtravel.scenario import (
+    BASE_DAY_KINDS,
+    BASE_KINDS,
+    COST_CATEGORIES,
+    Constraint,
+    Scenario,
+)
 from environments.worldtravel.solver import COUNT_CAP, count_plans, coupling, solve
 
 N_SCENARIOS = 150
@@ -69,7 +81,7 @@ MAX_ATTEMPTS = 20
 WITNESS_LIMIT = 0.1  # deterministic work units: any feasible, randomly weighted plan
 # (a witness needs feasibility, not optimality for its random weights; a frame with no
 # witness within the limit is drawn again)
-REFERENCE_LIMIT = 1.5
+REFERENCE_LIMIT = 0.5
 
 Rng = np.random.Generator
 Plan = dict[str, Any]
@@ -203,7 +215,14 @@ def _s_visit_window(
     w: World, sc: Scenario, plan: Plan, rng: Rng, have: list[Constraint]
 ) -> dict[str, Any] | None:
     used = {c.params.get("attraction") for c in have}
-    opts = [(d, s) for d, _, s in _visited(plan, "attraction") if s["id"] not in used]
+    # never day 1's first sight: pinning it would leave the first decision no choice
+    # (the dooming first-day decision needs live alternatives)
+    first = _first_sight(plan)
+    opts = [
+        (d, s)
+        for d, _, s in _visited(plan, "attraction")
+        if s["id"] not in used and not (d == 1 and s["id"] == first)
+    ]
     if not opts:
         return None
     d, s = opts[int(rng.integers(len(opts)))]
@@ -461,19 +480,57 @@ GLOBAL_SAMPLERS: dict[str, tuple[float, GlobalSampler]] = {
 POST_GLOBAL_WEIGHTS = {"budget_category": 1.0}  # set from the reference plan's costs
 
 
-def _choose(rng: Rng, options: list[Option]) -> tuple[dict[str, Any], bool] | None:
-    """An option breaking the greedy plan if any (cross-day first), else any option."""
+Scored = tuple[dict[str, Any], frozenset[str], bool]
+"""A global option: params, the decoys it breaks (by name), spans two days."""
+
+
+def _score(
+    sampler: GlobalSampler,
+    w: World,
+    sc: Scenario,
+    wit: Plan,
+    decoys: dict[str, Plan],
+    have: list[Constraint],
+) -> list[Scored]:
+    """A sampler's options with the set of decoy plans each one breaks (the sampler is
+    run once per decoy; its options do not depend on the decoy, only its verdicts)."""
+    runs = {name: sampler(w, sc, wit, plan, have) for name, plan in decoys.items()}
+    first = next(iter(runs.values()), [])
+    return [
+        (params, frozenset(n for n, opts in runs.items() if opts[k][1]), cross)
+        for k, (params, _, cross) in enumerate(first)
+    ]
+
+
+def _venues(params: dict[str, Any]) -> set[str]:
+    """The venue ids a global constraint's params name."""
+    return {str(params[k]) for k in ("first", "then", "a", "b") if k in params}
+
+
+def _choose(
+    rng: Rng,
+    options: list[Scored],
+    unbroken: set[str],
+    used: frozenset[str] = frozenset(),
+    tempting: frozenset[str] = frozenset(),
+) -> tuple[dict[str, Any], frozenset[str]] | None:
+    """The option breaking the most still-unbroken decoys, then naming the fewest venues
+    that earlier global constraints name (so one visit cannot settle several of them),
+    then the fewest ``tempting`` ones (visited by a decoy: a planner that sees a
+    precedence's cheap ``then`` is drawn to its ``first``), then breaking the most
+    decoys, then a cross-day one; ties drawn at random."""
     if not options:
         return None
-    for pool in (
-        [o for o in options if o[1] and o[2]],
-        [o for o in options if o[1]],
-        options,
-    ):
-        if pool:
-            params, breaks, _ = pool[int(rng.integers(len(pool)))]
-            return params, breaks
-    return None
+
+    def key(o: Scored) -> tuple[int, int, int, int, int]:
+        names = _venues(o[0])
+        return (len(o[1] & unbroken), -len(names & used), -len(names & tempting),
+                len(o[1]), int(o[2]))
+
+    best = max(key(o) for o in options)
+    pool = [o for o in options if key(o) == best]
+    params, broken, _ = pool[int(rng.integers(len(pool)))]
+    return params, broken
 
 
 SAMPLERS: dict[str, tuple[float, Sampler]] = {
@@ -654,25 +711,117 @@ def _sample_local(
     return extra
 
 
+def _first_sight_ok(world: World, sc: Scenario, rec: Attraction) -> bool:
+    """Whether ``rec`` is a candidate for day 1's first attraction (the coupling
+    diagnostic's decision): in the first city, open that day, passing the local filters."""
+    if rec.city != sc.cities[0] or not open_intervals(rec, sc.date(1)):
+        return False
+    for c in sc.constraints:
+        p = c.params
+        if c.kind == "exclude" and p["id"] == rec.id:
+            return False
+        if c.kind == "rating_floor" and p["target"] == "attraction" and (
+            rec.rating < float(p["min_rating"])
+        ):
+            return False
+        if c.kind == "booking_lead" and rec.booking_lead_days > int(p["days_ahead"]):
+            return False
+    return True
+
+
+def _first_sight(plan: Plan) -> str | None:
+    """The id of day 1's first attraction in ``plan`` (None when day 1 has none)."""
+    return next((s["id"] for s in plan["days"][0]["stops"] if s["kind"] == "attraction"), None)
+
+
+SHORTCUT_DECOYS: tuple[str, ...] = ("shortcut-slack", "shortcut-time", "shortcut-cost")
+"""Decoys that satisfy every local constraint exactly, so their day-1 first attraction
+is a live choice (some plan under the local constraints starts with it). The cost
+decoy's pick comes last: a cost-minimising planner that sees the precedence would be
+drawn to its ``first`` by its ``then`` being cheap."""
+
+
+def _doom(
+    world: World, sc: Scenario, witness: Plan, decoys: dict[str, Plan], weights_seed: int
+) -> tuple[Constraint, Plan] | None:
+    """A dooming first-day decision, by construction: ``precedence(W, X)`` where ``X``
+    is a shortcut decoy's day-1 first attraction (a live choice) and ``W`` the
+    witness's. Taken first, ``X`` can have nothing before it, so every plan starting
+    with it breaks the precedence. The witness is solved again with the precedence
+    added (it must visit ``W`` and later ``X``); returns the constraint and that
+    witness, or None when no decoy's pick differs from ``W`` or no witness exists."""
+    first = _first_sight(witness)
+    if first is None:
+        return None
+    picks = [_first_sight(decoys[n]) for n in SHORTCUT_DECOYS if n in decoys]
+    cost_plan = decoys.get("shortcut-cost")
+    cheap = {x for _, _, x in _sights(cost_plan)} if cost_plan is not None else set()
+    # picks the cheapest plan never visits first: a cost-minimising planner that sees the
+    # precedence is then not drawn to its ``first`` by a cheap ``then``
+    ordered = sorted(dict.fromkeys(p for p in picks if p is not None and p != first),
+                     key=lambda x: x in cheap)
+    for x in ordered:
+        p = {"first": first, "then": x}
+        doom = Constraint("", "precedence", p, _text("precedence", p))
+        again = solve(
+            world, _with(sc, [doom]), objective="random", weights_seed=weights_seed,
+            limit=WITNESS_LIMIT, hint=witness,
+        )
+        if again.feasible and again.plan is not None:
+            return doom, again.plan
+    return None
+
+
 def _sample_global(
-    world: World, sc: Scenario, witness: Plan, greedy: Plan, rng: Rng, kinds: list[str]
-) -> tuple[list[Constraint], int] | None:
-    """Global constraints of ``kinds`` true of the witness, each chosen to break the
-    greedy plan where it can; returns them and how many break it."""
+    world: World,
+    sc: Scenario,
+    witness: Plan,
+    decoys: dict[str, Plan],
+    rng: Rng,
+    kinds: list[str],
+    doom: Constraint | None,
+) -> tuple[list[Constraint], set[str]] | None:
+    """Global constraints true of the witness: the dooming one (when given) in place
+    of the first of ``kinds``, then one of each other kind (another global kind
+    stands in when one has no option), each chosen to break the decoy plans still
+    unbroken. Returns them and the decoys that none of them breaks."""
+    unbroken = set(decoys)
+    tempting = frozenset(x for plan in decoys.values() for _, _, x in _sights(plan))
     extra: list[Constraint] = []
-    breaking = 0
+    if doom is not None:
+        extra.append(doom)
+        unbroken -= {n for n, plan in decoys.items() if _breaks(world, sc, doom, plan)}
+        kinds = kinds[1:]
     for kind in kinds:
         picked = None
-        for candidate in [kind] + sorted(GLOBAL_SAMPLERS, key=lambda _: rng.random()):
-            picked = _choose(rng, GLOBAL_SAMPLERS[candidate][1](world, sc, witness, greedy, extra))
+        order = [kind] + sorted(GLOBAL_SAMPLERS, key=lambda _: rng.random())
+        # an obligation naming no tempting venue is invisible to a planner that only
+        # avoids what it sees breaking: any kind with one first, tempting ones last
+        for strict in (True, False):
+            for candidate in order:
+                sampler = GLOBAL_SAMPLERS[candidate][1]
+                options = [
+                    o for o in _score(sampler, world, sc, witness, decoys, extra)
+                    if not any(c.kind == candidate and c.params == o[0] for c in extra)
+                    and not (strict and _venues(o[0]) & tempting)
+                ]
+                used = frozenset(v for c in extra for v in _venues(c.params))
+                picked = _choose(rng, options, unbroken, used, tempting)
+                if picked is not None:
+                    extra.append(Constraint("", candidate, picked[0], _text(candidate, picked[0])))
+                    unbroken -= picked[1]
+                    break
             if picked is not None:
-                params, breaks = picked
-                extra.append(Constraint("", candidate, params, _text(candidate, params)))
-                breaking += breaks
                 break
         if picked is None:
             return None
-    return extra, breaking
+    return extra, unbroken
+
+
+def _breaks(world: World, sc: Scenario, constraint: Constraint, plan: Plan) -> bool:
+    """Whether ``plan`` breaks ``constraint`` (the checker on that one constraint)."""
+    probe = Scenario(**{**sc.__dict__, "constraints": [constraint]})
+    return not check_plan(world, probe, plan)["feasible"]
 
 
 def _kinds(rng: Rng, n: int, weights: dict[str, float], once: set[str]) -> list[str]:
@@ -688,28 +837,70 @@ def _kinds(rng: Rng, n: int, weights: dict[str, float], once: set[str]) -> list[
     return out
 
 
-def _post(
-    world: World, sc: Scenario, rng: Rng, plan: Plan, costs: dict[str, int], kinds: list[str]
+def _walk_limit(world: World, sc: Scenario, witness: Plan) -> Constraint:
+    """A walking limit at the witness's longest day's walk (rounded up to 5 minutes):
+    set before the global constraints, so the local problem is final when the decoys
+    are planned."""
+    p = {"minutes": int(math.ceil(_max_walk(world, sc, witness) / 5) * 5)}
+    return Constraint("", "walk_limit", p, _text("walk_limit", p))
+
+
+def _budgets(
+    rng: Rng, costs: dict[str, int], shortcut: dict[str, int] | None, n_category: int
 ) -> list[Constraint]:
-    """Resource limits that the reference plan meets with little to spare."""
+    """Budgets the reference plan (``costs`` per category) meets with little to spare,
+    set against the cheapest plan that ignores the global constraints (``shortcut``, its
+    costs): category budgets go first to categories where that plan spends more than the
+    reference, so it overshoots them; the total is 0-3% above the reference."""
     out: list[Constraint] = []
     p: dict[str, Any]
-    if "walk_limit" in kinds:
-        p = {"minutes": int(math.ceil(_max_walk(world, sc, plan) / 5) * 5)}
-        out.append(Constraint("", "walk_limit", p, _text("walk_limit", p)))
-    cats = [c for c in ("lodging", "food", "activities", "transport") if costs.get(c, 0) > 0]
-    for c in list(rng.permutation(cats))[: kinds.count("budget_category")]:
-        p = {"category": str(c), "amount": int(math.ceil(costs[str(c)] * rng.uniform(1.0, 1.1)))}
+    cats = [c for c in COST_CATEGORIES if costs.get(c, 0) > 0]
+    over = [c for c in cats if shortcut is not None and shortcut.get(c, 0) > costs[c]]
+    rest = [c for c in cats if c not in over]
+    order = [str(c) for c in rng.permutation(over)] + [str(c) for c in rng.permutation(rest)]
+    for c in order[:n_category]:
+        top = 1.02 if c in over else 1.1
+        amount = int(math.ceil(costs[c] * rng.uniform(1.0, top)))
+        if shortcut is not None and c in over:
+            amount = min(amount, shortcut[c] - 1)  # still below the shortcut's spend
+        p = {"category": c, "amount": max(amount, costs[c])}
         out.append(Constraint("", "budget_category", p, _text("budget_category", p)))
-    total = sum(costs.values())
-    p = {"amount": int(math.ceil(total * rng.uniform(1.0, 1.05)))}
+    p = {"amount": int(math.ceil(sum(costs.values()) * rng.uniform(1.0, 1.03)))}
     out.append(Constraint("", "budget_total", p, _text("budget_total", p)))
     return out
 
 
+def _plan_costs(world: World, sc: Scenario, plan: Plan) -> dict[str, int] | None:
+    from environments.worldtravel.checker import _View
+    from environments.worldtravel.plan import parse_plan
+
+    parsed = parse_plan(plan)
+    if parsed is None:
+        return None
+    try:
+        return _View(world, sc, parsed).costs()
+    except Exception:
+        return None
+
+
+REDRAW_REASONS: tuple[str, ...] = (
+    "no_witness", "few_local", "few_global", "no_reference", "count", "checker", "decoy_passes",
+    "member_passes",
+)
+"""Why a frame is drawn again (counted per scenario in ``meta.redraws``)."""
+
+
 def generate_scenario(world: World, seed: int, i: int, plan_cap: int = PLAN_CAP) -> Scenario:
     """Scenario ``i`` of the set for ``seed`` (independent of every other index)."""
+    from environments.worldtravel.planners import PLANNERS, decoy_plans
+
     days, count = trip_days(i), target_count(i)
+    redraws: dict[str, int] = {}
+    draws: list[list[str]] = []  # per fully built draw: the family members it lets pass
+
+    def again(reason: str) -> None:
+        redraws[reason] = redraws.get(reason, 0) + 1
+
     for attempt in range(MAX_ATTEMPTS):
         sc, rng = _frame(world, seed, i, attempt, days)
         witness = solve(
@@ -717,6 +908,7 @@ def generate_scenario(world: World, seed: int, i: int, plan_cap: int = PLAN_CAP)
             limit=WITNESS_LIMIT,
         )
         if not witness.feasible or witness.plan is None:
+            again("no_witness")
             continue
         room = count - len(sc.constraints) - MIN_GLOBAL
         n_global = MIN_GLOBAL + int(room * rng.uniform(0.25, 0.6))
@@ -729,28 +921,49 @@ def generate_scenario(world: World, seed: int, i: int, plan_cap: int = PLAN_CAP)
             world, sc, witness.plan, rng, [k for k in local_kinds if k in SAMPLERS]
         )
         if local is None:
+            again("few_local")
             continue
+        if "walk_limit" in local_kinds:
+            local.append(_walk_limit(world, sc, witness.plan))
         sc = _with(sc, local)
-        greedy = greedy_plan(world, sc)  # greedy sees only local constraints: fixed now
+        # the local problem is final: the global-blind planners' plans are fixed now
+        decoys = decoy_plans(world, sc)
+        sampled_kinds = [k for k in global_kinds if k in GLOBAL_SAMPLERS] or ["precedence"]
+        n_category = n_global - 1 - len(sampled_kinds)
+        wit = witness.plan
+        doom = _doom(world, sc, wit, decoys, int(rng.integers(2**31)))
+        if doom is not None:
+            wit = doom[1]
         sampled = _sample_global(
-            world, sc, witness.plan, greedy, rng, [k for k in global_kinds if k in GLOBAL_SAMPLERS]
+            world, sc, wit, decoys, rng, sampled_kinds, doom[0] if doom else None
         )
         if sampled is None:
+            again("few_global")
             continue
         sc = _with(sc, sampled[0])
-        best = solve(world, sc, limit=REFERENCE_LIMIT, hint=witness.plan)
+        best = solve(world, sc, limit=REFERENCE_LIMIT, hint=wit)
         if not best.feasible or best.plan is None:
+            again("no_reference")
             continue
-        post_kinds = [k for k in local_kinds + global_kinds if k not in SAMPLERS]
-        post_kinds = [k for k in post_kinds if k not in GLOBAL_SAMPLERS]
-        sc = _with(sc, _post(world, sc, rng, best.plan, best.costs, post_kinds))
+        shortcut = _plan_costs(world, sc, decoys["shortcut-cost"])
+        sc = _with(sc, _budgets(rng, best.costs, shortcut, n_category))
         if len(sc.constraints) != count or sc.n_global < MIN_GLOBAL:
+            again("count")
             continue
         if not check_plan(world, sc, best.plan)["feasible"]:
-            continue  # never expected: the solver and the checker disagree
-        greedy_report = check_plan(world, sc, greedy)
-        if greedy_report["feasible"]:
-            continue  # local choices suffice: not coupled enough, draw again
+            again("checker")  # never expected: the solver and the checker disagree
+            continue
+        reports = {name: check_plan(world, sc, plan) for name, plan in decoys.items()}
+        passing = sorted(name for name, r in reports.items() if r["feasible"])
+        passing += [
+            name
+            for name in PLANNERS
+            if name not in decoys and check_plan(world, sc, PLANNERS[name](world, sc))["feasible"]
+        ]
+        draws.append(passing)
+        if passing:  # the last resort: a member of the family passes this draw
+            again("decoy_passes" if set(passing) & set(decoys) else "member_passes")
+            continue
         counted = count_plans(world, sc, cap=plan_cap, known=(best.plan,))
         return Scenario(
             **{
@@ -764,10 +977,13 @@ def generate_scenario(world: World, seed: int, i: int, plan_cap: int = PLAN_CAP)
                 "coupling": coupling(world, sc, hint=best.plan),
                 "meta": {
                     "attempt": attempt,
+                    "redraws": dict(sorted(redraws.items())),
+                    "family_draws": draws,
                     "plans_exact": counted.exact,
-                    "greedy_fails": sorted(
-                        r["kind"] for r in greedy_report["results"] if not r["passed"]
-                    ),
+                    "decoys_fail": {
+                        name: sorted(x["kind"] for x in r["results"] if not x["passed"])
+                        for name, r in reports.items()
+                    },
                 },
             }
         )

@@ -21,6 +21,7 @@ on 2 cores) and say when they stopped early: ``PlanCount.exact`` and the diagnos
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -751,29 +752,63 @@ def solve(
         hint: A plan to start the search from (any plan of the frame).
     """
     model = _Model(world, scenario, scenario.constraints if constraints is None else constraints)
+    set_objective(model, objective, weights_seed)
+    if hint is not None:
+        _hint(model, hint)
+    result = solve_model(model, limit)
+    if result.feasible and count_cap > 1:
+        result.plans_found = count_plans(world, scenario, constraints, cap=count_cap).plans
+    return result
+
+
+OBJECTIVES: tuple[str, ...] = ("cost", "random", "time", "slack")
+"""What :func:`solve` can minimise: ``cost`` (the reference plan), ``random`` (random
+weights on the choices: a diverse witness), ``time`` (total travel minutes, then cost)
+and ``slack`` (the least committed time: travel plus visit minutes, then cost, i.e. the
+most free time in the days). The last two are objectives of the shortcut planners
+(:mod:`environments.worldtravel.planners`)."""
+
+_TIE = 100_000  # cost never reaches this: a lexicographic (minutes, then cost) objective
+
+
+def set_objective(model: _Model, objective: str, weights_seed: int | None = None) -> None:
+    """Put one of :data:`OBJECTIVES` on ``model`` (raises ValueError for another name)."""
     m = model.m
     total = sum(model.cost.values())
     if objective == "cost":
         m.minimize(total)
-    else:
+    elif objective == "random":
         rng = np.random.default_rng(weights_seed)
         lits = model.decisions()
         weights = rng.integers(0, 100, size=len(lits))
         m.minimize(sum(int(k) * v for k, v in zip(weights, lits, strict=True)))
-    if hint is not None:
-        _hint(model, hint)
-    s = _solver(limit)
-    status = s.solve(m)
+    elif objective == "time":
+        m.minimize(_TIE * sum(g.minutes for g in model.legs) + total)
+    elif objective == "slack":
+        busy = sum(g.minutes for g in model.legs) + sum(
+            q.end - q.start for q in model.pos if q.kind == "venue"
+        )
+        m.minimize(_TIE * busy + total)
+    else:
+        raise ValueError(f"unknown objective {objective!r} (one of {', '.join(OBJECTIVES)})")
+
+
+def solve_model(
+    model: _Model,
+    limit: float = DETERMINISTIC_LIMIT,
+    make_solver: Callable[[float], cp_model.CpSolver] | None = None,
+) -> SolveResult:
+    """Solve a built model (objective set) and read the plan, re-timed to compact days
+    (``make_solver``: another deterministic solver configuration)."""
+    s = (make_solver or _solver)(limit)
+    status = s.solve(model.m)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return SolveResult(False, status == cp_model.INFEASIBLE, None, None, 0)
     optimal = status == cp_model.OPTIMAL
     costs = {k: int(s.value(v)) if not isinstance(v, int) else v for k, v in model.cost.items()}
     s = _compact(model, s)
     plan = model.extract(s)
-    found = 1
-    if count_cap > 1:
-        found = count_plans(world, scenario, constraints, cap=count_cap).plans
-    return SolveResult(True, optimal, plan, int(sum(costs.values())), found, costs)
+    return SolveResult(True, optimal, plan, int(sum(costs.values())), 1, costs)
 
 
 COUNT_CAP = 1000
@@ -856,8 +891,11 @@ def count_plans(
 
 COUPLING_LIMIT = 0.02
 COUPLING_GIVE_UP = 3
-"""When the first this-many candidates are all unresolved, the rest are not tried
-(measured: on 4-day trips a minimum is almost never proven, at any affordable limit)."""
+"""When the first this-many candidates are all unknown (neither a minimum nor a bound
+>= 1 proven), the rest get only :data:`COUPLING_PROBE` units each (measured: on 4-day
+trips a minimum is almost never proven, at any affordable limit, while a doomed choice
+is usually proven by propagation alone)."""
+COUPLING_PROBE = 0.002
 
 
 def coupling(
@@ -870,8 +908,9 @@ def coupling(
 ) -> dict[str, Any]:
     """How much one early decision decides: the scenario's coupling diagnostic.
 
-    The decision is the venue of the first stop of day 1 (the first choice a planner
-    makes). For each candidate ``v`` that the solver's frame admits there (open that
+    The decision is the venue of day 1's first attraction (the first sightseeing choice a
+    planner makes; day 1 may start with lunch, and no global kind but a budget speaks of a
+    restaurant). For each candidate ``v`` that the solver's frame admits there (open that
     day, not excluded, meeting rating, cuisine and booking-lead filters), with every
     constraint of another kind kept hard, CP-SAT finds the *least number of the
     scenario's global constraints* (``kinds``, default :data:`GLOBAL_KINDS`) that any
@@ -881,15 +920,18 @@ def coupling(
     Each candidate gets a deterministic budget of ``limit`` work units (presolve and
     the LP relaxation off: measured, they cost more than they save on these solves; ``hint``, the
     reference plan, starts the search near a good plan). A candidate whose minimum is
-    not proven within it is *unresolved* and enters no statistic below, so every
-    number reported is exact for the candidates it covers; when the first
-    :data:`COUPLING_GIVE_UP` candidates are all unresolved, the rest count as
-    unresolved untried (a deterministic rule, so the bytes stay the same).
+    not proven within it is *unresolved* and enters no minimum below, so every
+    minimum reported is exact for the candidates it covers (a proven lower bound >= 1
+    still makes it *doomed*); when the first :data:`COUPLING_GIVE_UP` candidates are
+    all unknown, the rest are probed with :data:`COUPLING_PROBE` units each (a
+    deterministic rule, so the bytes stay the same).
 
-    Returns ``{"slot", "choices", "dead", "resolved", "unresolved", "fatal",
+    Returns ``{"slot", "choices", "dead", "resolved", "unresolved", "fatal", "doomed",
     "max_violated", "mean_violated", "exact"}``: ``choices`` admitted candidates,
     ``resolved`` those whose minimum (or deadness) was proven, ``fatal`` resolved ones
-    with ``violated >= 1`` (a plan starting there cannot be feasible), ``max_violated``
+    with ``violated >= 1`` (a plan starting there cannot be feasible), ``doomed`` those
+    plus the unresolved ones whose proven lower bound is already >= 1 (doomed, by how
+    much unknown), ``max_violated``
     the largest proven ``violated`` (the diagnostic's headline: how many constraints one
     early decision can break), ``exact`` whether every candidate was resolved.
     """
@@ -897,10 +939,11 @@ def coupling(
 
     soft = frozenset(GLOBAL_KINDS if kinds is None else kinds)
     model = _Model(world, scenario, scenario.constraints, soft=soft)
-    first = next((q for q in model.days[1] if q.kind == "venue"), None)
+    first = next((q for q in model.days[1] if q.slot == "attraction"), None)
     if first is None or not model.enforced:
         return {"slot": None, "choices": 0, "dead": 0, "resolved": 0, "unresolved": 0,
-                "fatal": 0, "max_violated": 0, "mean_violated": 0.0, "exact": True}
+                "fatal": 0, "doomed": 0, "max_violated": 0, "mean_violated": 0.0,
+                "exact": True}
     m = model.m
     m.minimize(sum(1 - lit for _, lit in model.enforced))
     if hint is not None:
@@ -909,14 +952,14 @@ def coupling(
             if v.index not in skip:
                 m.add_hint(v, value)
     violated: list[int] = []
-    dead = unresolved = 0
+    dead = unresolved = bounded = 0
+    probing = False
     for k, x in enumerate(first.x):
-        if unresolved == k >= COUPLING_GIVE_UP:
-            unresolved = len(first.x)  # the first few all unresolved: stop trying
-            break
+        # the first few all unknown: the rest get a short probe (a proven bound at most)
+        probing = probing or unresolved - bounded == k >= COUPLING_GIVE_UP
         m.clear_assumptions()
         m.add_assumption(x)
-        s = _solver(limit)
+        s = _solver(COUPLING_PROBE if probing else limit)
         s.parameters.cp_model_presolve = False
         s.parameters.linearization_level = 0  # measured: resolves more, sooner
         status = s.solve(m)
@@ -926,13 +969,17 @@ def coupling(
             violated.append(int(round(s.objective_value)))
         else:
             unresolved += 1
+            # the minimum is not proven, but a lower bound >= 1 proves the choice doomed
+            bounded += s.best_objective_bound >= 1 - 1e-9
+    fatal = sum(k >= 1 for k in violated)
     return {
-        "slot": f"day 1 stop 1 ({first.slot})",
+        "slot": f"day {first.day} stop {first.index} ({first.slot})",
         "choices": len(first.x),
         "dead": dead,
         "resolved": len(first.x) - unresolved,
         "unresolved": unresolved,
-        "fatal": sum(k >= 1 for k in violated),
+        "fatal": fatal,
+        "doomed": fatal + bounded,
         "max_violated": max(violated, default=0),
         "mean_violated": round(float(np.mean(violated)), 3) if violated else 0.0,
         "exact": unresolved == 0,

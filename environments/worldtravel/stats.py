@@ -36,18 +36,27 @@ Other modules add sections without touching this one: :func:`register_section` (
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from environments.worldtravel.agents import greedy_plan, random_plan
-from environments.worldtravel.analysis import BUCKETS, bucket
+from environments.worldtravel.analysis import (
+    BUCKETS,
+    PlanCounts,
+    bucket,
+    plan_counts,
+    travelplanner_rates,
+)
 from environments.worldtravel.checker import check_plan
 from environments.worldtravel.model import World
+from environments.worldtravel.planners import PLANNERS
 from environments.worldtravel.scenario import Scenario
 from environments.worldtravel.store import read_scenarios, read_world
 
@@ -139,6 +148,9 @@ def coupling_summary(scenarios: list[Scenario]) -> dict[str, Any]:
         "max_violated": {str(k): n for k, n in sorted(Counter(worst).items())},
         "mean_max_violated": round(float(np.mean(worst)), 3),
         "with_a_fatal_first_choice": sum(int(d["fatal"]) > 0 for d in diag),
+        "with_a_doomed_first_choice": sum(int(d.get("doomed", d["fatal"])) > 0 for d in diag),
+        "doomed_share": _share([int(d.get("doomed", d["fatal"])) > 0 for d in diag]),
+        "doomed_first_choices": sum(int(d.get("doomed", d["fatal"])) for d in diag),
         "first_choices": choices,
         "fatal_first_choices": sum(int(d["fatal"]) for d in diag),
         "dead_first_choices": sum(int(d["dead"]) for d in diag),
@@ -150,6 +162,131 @@ def coupling_summary(scenarios: list[Scenario]) -> dict[str, Any]:
                            if s.coupling and s.days == days)
             for days in sorted({s.days for s in scenarios})
         },
+    }
+
+
+# ----------------------------------------------------------------------------- the family
+@functools.cache
+def _world_at(data: str | None) -> World:
+    return read_world(Path(data) if data else None)
+
+
+Outcome = tuple[bool, float, PlanCounts]
+"""One member on one scenario: feasible, micro pass share, TravelPlanner counts."""
+
+
+def _family_one(args: tuple[str | None, dict[str, Any]]) -> dict[str, Outcome]:
+    """Every family member's outcome on one scenario (a worker's task)."""
+    data, record = args
+    world, sc = _world_at(data), Scenario.from_record(record)
+    out = {}
+    for name, planner in PLANNERS.items():
+        report = check_plan(world, sc, planner(world, sc))
+        out[name] = (bool(report["feasible"]), report["passed"] / max(1, report["total"]),
+                     plan_counts(report["delivered"], report["results"]))
+    return out
+
+
+def family_results(
+    scenarios: list[Scenario], data: Path | None = None, jobs: int = 1
+) -> dict[str, list[Outcome]]:
+    """Per family member (:data:`~environments.worldtravel.planners.PLANNERS`), per
+    scenario: (feasible, micro pass share, TravelPlanner counts). ``jobs`` worker
+    processes (the plans are deterministic, so any number gives the same result)."""
+    tasks = [(str(data) if data else None, s.to_record()) for s in scenarios]
+    if jobs <= 1:
+        rows = [_family_one(t) for t in tasks]
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            rows = list(pool.map(_family_one, tasks, chunksize=1))
+    return {name: [row[name] for row in rows] for name in PLANNERS}
+
+
+def _grouped(keys: list[str], flags: list[bool], order: list[str]) -> dict[str, float]:
+    groups: dict[str, list[bool]] = {}
+    for k, f in zip(keys, flags, strict=True):
+        groups.setdefault(k, []).append(f)
+    return {k: _share(groups[k]) for k in sorted(groups, key=lambda k: (
+        order.index(k) if k in order else len(order), k))}
+
+
+def family_summary(
+    scenarios: list[Scenario], results: dict[str, list[Outcome]]
+) -> dict[str, Any]:
+    """Each member's feasibility overall, per constraint-count bucket and per trip length,
+    its mean micro pass share, TravelPlanner's six rates, and a standardised logistic fit
+    of its feasibility on constraint count and trip length
+    (:func:`harness.stats.logistic_effects`)."""
+    from harness.stats import logistic_effects
+
+    buckets = [bucket(s.n_constraints) for s in scenarios]
+    days = [str(s.days) for s in scenarios]
+    out: dict[str, Any] = {}
+    for name, rows in results.items():
+        feasible = [f for f, _, _ in rows]
+        out[name] = {
+            "feasible": _share(feasible),
+            "n_feasible": sum(feasible),
+            "micro": round(float(np.mean([m for _, m, _ in rows])), 4) if rows else 0.0,
+            "travelplanner": {k: round(v, 4) for k, v in
+                              travelplanner_rates([c for _, _, c in rows]).items()},
+            "by_bucket": _grouped(buckets, feasible, _buckets()),
+            "by_days": _grouped(days, feasible, sorted(set(days))),
+            "fit": _rounded(logistic_effects(
+                [float(f) for f in feasible],
+                {"count": [s.n_constraints for s in scenarios],
+                 "days": [s.days for s in scenarios]},
+            )),
+        }
+    return out
+
+
+def _rounded(fit: dict[str, dict[str, float | None]]) -> dict[str, dict[str, float | None]]:
+    return {k: {m: None if v is None else round(v, 4) for m, v in row.items()}
+            for k, row in fit.items()}
+
+
+def draws_summary(scenarios: list[Scenario]) -> dict[str, Any]:
+    """What the generator's fully built draws let through, before its last-resort
+    redraws (``meta.family_draws``: per draw, the members whose plan passed): per
+    member, the share of draws it passed, and a standardised logistic fit of passing on
+    constraint count and trip length over all draws. The construction's own difficulty
+    profile; the shipped set keeps only draws that no member passes."""
+    from harness.stats import logistic_effects
+
+    rows = [(s.n_constraints, s.days, set(d)) for s in scenarios
+            for d in s.meta.get("family_draws", [])]
+    if not rows:
+        return {}
+    counts = [n for n, _, _ in rows]
+    days = [d for _, d, _ in rows]
+    out: dict[str, Any] = {"draws": len(rows)}
+    pooled: list[float] = []
+    for name in PLANNERS:
+        passed = [float(name in p) for _, _, p in rows]
+        pooled += passed
+        out[name] = {
+            "passed": _share([bool(x) for x in passed]),
+            "by_bucket": _grouped([bucket(n) for n in counts], [bool(x) for x in passed],
+                                  _buckets()),
+            "by_days": _grouped([str(d) for d in days], [bool(x) for x in passed],
+                                sorted({str(d) for d in days})),
+            "fit": _rounded(logistic_effects(passed, {"count": counts, "days": days})),
+        }
+    out["pooled_fit"] = _rounded(logistic_effects(
+        pooled, {"count": counts * len(PLANNERS), "days": days * len(PLANNERS)}))
+    return out
+
+
+def redraw_summary(scenarios: list[Scenario]) -> dict[str, Any]:
+    """The generator's redraws (``meta.redraws``): total, by reason, scenarios redrawn."""
+    reasons: Counter[str] = Counter()
+    for s in scenarios:
+        reasons.update(s.meta.get("redraws", {}))
+    return {
+        "total": sum(reasons.values()),
+        "by_reason": dict(sorted(reasons.items())),
+        "scenarios_redrawn": sum(bool(s.meta.get("redraws")) for s in scenarios),
     }
 
 
@@ -192,6 +329,8 @@ def summarize(
         "oracle_feasible": _share(agents["oracle"]),
         "by_bucket": by_bucket,
         "coupling": coupling_summary(scenarios),
+        "redraws": redraw_summary(scenarios),
+        "family_draws": draws_summary(scenarios),
     }
     for name, fn in {**SECTIONS, **(sections or {})}.items():
         out[name] = fn(world, scenarios)
@@ -213,9 +352,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print JSON (the only format)")
     parser.add_argument("--data", type=Path, default=None)
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="worker processes for the family's plans")
+    parser.add_argument("--no-family", action="store_true",
+                        help="skip running the planner family (seconds instead of minutes)")
+    parser.add_argument("--plot", type=Path, default=None,
+                        help="write the family's horizon plot (PNG) here")
     args = parser.parse_args(argv)
-    stats = summarize(read_world(args.data), read_scenarios(args.data),
-                      sections={"fact_modalities": fact_modalities})
+    scenarios = read_scenarios(args.data)
+    sections: dict[str, Section] = {"fact_modalities": fact_modalities}
+    results: dict[str, list[Outcome]] | None = None
+    if not args.no_family:
+        results = family_results(scenarios, args.data, args.jobs)
+        sections["family"] = lambda w, s: family_summary(s, results or {})
+    stats = summarize(read_world(args.data), scenarios, sections=sections)
+    if args.plot is not None:
+        from environments.worldtravel.horizon_plot import plot_family
+
+        plot_family(scenarios, results, args.plot)
     print(json.dumps(stats, indent=1 if not args.json else None))
     return 0
 

@@ -49,6 +49,23 @@ UNKNOWN_CHECK_OUT = 23 * 60 + 59
 UNKNOWN_PRICE = 0
 
 
+@dataclasses.dataclass(frozen=True)
+class Guesses:
+    """What the crawler assumes for the numbers it cannot read (the travel maps and the
+    charted room rates); the other unknowns keep their optimistic guesses."""
+
+    travel_minutes: int
+    taxi_fare: int
+    room_price: int
+
+
+OPTIMISTIC = Guesses(travel_minutes=0, taxi_fare=0, room_price=UNKNOWN_PRICE)
+"""Every unread trip instant and free, every charted room free (the default)."""
+PESSIMISTIC = Guesses(travel_minutes=90, taxi_fare=300, room_price=100_000)
+"""Every unread trip 90 minutes by any mode with a taxi fare of 300, every charted room
+priced out of any budget: a scraper that plans only on what it could read."""
+
+
 class _Page(HTMLParser):
     """Collects the structured parts of one page: h1, dl pairs, tables, tagged text."""
 
@@ -165,8 +182,11 @@ def _slots(page: _Page) -> list[int] | None:
     return [t for t in (parse_hhmm(c) for c in rows[0]) if t is not None]
 
 
-def rebuild_world(public: Path, first_date: str, n_dates: int, seed: int = -1) -> World:
-    """The world as the HTML reveals it (optimistic guesses where it does not)."""
+def rebuild_world(
+    public: Path, first_date: str, n_dates: int, seed: int = -1, guesses: Guesses = OPTIMISTIC
+) -> World:
+    """The world as the HTML reveals it (``guesses`` for the travel maps and charted
+    room rates, optimistic guesses for the rest, where it does not)."""
     pages = crawl(public)
     dates = [add_days(first_date, i) for i in range(n_dates)]
     city_pages, hotels, restaurants, attractions, links = [], [], [], [], []
@@ -177,14 +197,14 @@ def rebuild_world(public: Path, first_date: str, n_dates: int, seed: int = -1) -
         if parts[0] == "city":
             city_pages.append(page)
         elif parts[0] == "hotel":
-            hotels.append(_hotel(pages, page, dates))
+            hotels.append(_hotel(pages, page, dates, guesses.room_price))
         elif parts[0] == "restaurant":
             restaurants.append(_restaurant(page))
         elif parts[0] == "attraction":
             attractions.append(_attraction(page))
         elif parts[0] == "link":
             links.append(_link(page))
-    cities = sorted((_city(p, hotels, restaurants, attractions) for p in city_pages),
+    cities = sorted((_city(p, guesses, hotels, restaurants, attractions) for p in city_pages),
                     key=lambda c: c.id)
     # locations are matrix positions in each city's node order
     where = {n: i for c in cities for i, n in enumerate(c.nodes)}
@@ -199,8 +219,9 @@ def _relocate(rec: Any, where: dict[str, int]) -> Any:
     return dataclasses.replace(rec, location=where[rec.id])
 
 
-def _city(page: _Page, *groups: list[Any]) -> City:
-    """A city from its page; every travel time and taxi fare is image-only: guessed 0."""
+def _city(page: _Page, guesses: Guesses, *groups: list[Any]) -> City:
+    """A city from its page; every travel time and taxi fare is image-only: guessed
+    (0 within a place itself)."""
     cid = page.pairs["City code"]
     station = page.pairs["Main station"]
     nodes = [r.id for group in groups for r in group if r.city == cid] + [station]
@@ -214,12 +235,17 @@ def _city(page: _Page, *groups: list[Any]) -> City:
         station=station,
         coords=[(0.0, 0.0)] * len(nodes),
         nodes=nodes,
-        times={m: [[0] * len(nodes) for _ in nodes] for m in MODES},
-        taxi_fares=[[0] * len(nodes) for _ in nodes],
+        times={m: _square(len(nodes), guesses.travel_minutes) for m in MODES},
+        taxi_fares=_square(len(nodes), guesses.taxi_fare),
     )
 
 
-def _hotel(pages: dict[str, _Page], page: _Page, dates: list[str]) -> Hotel:
+def _square(n: int, value: int) -> list[list[int]]:
+    """An n x n matrix of ``value`` off the diagonal and 0 on it."""
+    return [[0 if i == j else value for j in range(n)] for i in range(n)]
+
+
+def _hotel(pages: dict[str, _Page], page: _Page, dates: list[str], unknown: int) -> Hotel:
     hid = page.pairs["ID"]
     prices: dict[str, list[int]] = {}
     for path in [p for p in page.links if "/rates-" in p]:
@@ -230,8 +256,8 @@ def _hotel(pages: dict[str, _Page], page: _Page, dates: list[str]) -> Hotel:
                 bits = cell.split()
                 if len(bits) == 2 and bits[0] in dates:
                     by_date[bits[0]] = int(bits[1])
-        # a price chart (image) leaves the table empty: guess the cheapest possible night
-        prices[room] = [by_date.get(d, UNKNOWN_PRICE) for d in dates]
+        # a price chart (image) leaves the table empty: guess (optimistic: free)
+        prices[room] = [by_date.get(d, unknown) for d in dates]
     policy = next((pages[p] for p in page.links if p.endswith("/policy.html")), None)
     check_in = parse_hhmm(page.pairs.get("Check-in from"))
     check_out = parse_hhmm(page.pairs.get("Check-out by"))

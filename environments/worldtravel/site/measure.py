@@ -6,9 +6,10 @@ with an exact solver must stay at or below 15% feasible) and must be rerun whene
 scenarios or the site change. It renders the site into a temporary directory, crawls it
 without CSS or images, plans every scenario with the exact solver on the crawled world and
 checks each plan against the true world. Prints feasibility overall and per failing
-constraint kind, the oracle's feasibility (reference plans, must be 1.0), the reference
-plans' decisive facts by modality (how many of the facts that decide feasibility are
-image-only), the render time and the total seconds.
+constraint kind (for the crawler's optimistic guesses and again for pessimistic ones:
+unread trips long, charted rooms prohibitive), the oracle's feasibility (reference
+plans, must be 1.0), the reference plans' decisive facts by modality (how many of the
+facts that decide feasibility are image-only), the render time and the total seconds.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from environments.worldtravel.checker import check_plan
 from environments.worldtravel.model import World
 from environments.worldtravel.scenario import Scenario
 from environments.worldtravel.site.build import PUBLIC, write_files
-from environments.worldtravel.site.crawler import crawler_plan, rebuild_world
+from environments.worldtravel.site.crawler import PESSIMISTIC, crawler_plan, rebuild_world
 from environments.worldtravel.site.perception import perception
 from environments.worldtravel.site.render import render_world
 from environments.worldtravel.store import read_scenarios, read_world
@@ -41,6 +42,16 @@ def crawler_feasibility(world: World, scenarios: list[Scenario]) -> dict[str, An
     with tempfile.TemporaryDirectory(prefix="wt-crawl-") as tmp:
         write_files(build, Path(tmp))
         crawled = rebuild_world(Path(tmp) / PUBLIC, world.first_date, world.n_dates, world.seed)
+        gloomy = rebuild_world(Path(tmp) / PUBLIC, world.first_date, world.n_dates, world.seed,
+                               PESSIMISTIC)
+    pessimistic, pess_failing, pess_planned = 0, Counter[str](), 0
+    for scenario in scenarios:
+        plan = crawler_plan(gloomy, scenario)
+        pess_planned += plan is not None
+        report = check_plan(world, scenario, plan) if plan is not None else None
+        pessimistic += bool(report and report["feasible"])
+        if report is not None:
+            pess_failing.update({r["kind"] for r in report["results"] if not r["passed"]})
     feasible, oracle, failing, per = 0, 0, Counter[str](), {}
     decisive = Counter[str]()
     with_image = 0
@@ -64,6 +75,12 @@ def crawler_feasibility(world: World, scenarios: list[Scenario]) -> dict[str, An
         "crawler_feasible_count": feasible,
         "oracle_feasible": oracle / n,
         "failing_kinds": dict(failing.most_common()),
+        # the same crawler guessing pessimistically (unread trips long, charted rooms
+        # prohibitive): planned = scenarios where the solver found any plan at all
+        "pessimistic_crawler_feasible": pessimistic / n,
+        "pessimistic_crawler_feasible_count": pessimistic,
+        "pessimistic_crawler_planned": pess_planned,
+        "pessimistic_failing_kinds": dict(pess_failing.most_common()),
         # the reference plans' decisive facts by modality (pooled), and how many
         # scenarios have at least one image-only decisive fact
         "reference_decisive_facts": dict(sorted(decisive.items())),

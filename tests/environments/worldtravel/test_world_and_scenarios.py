@@ -144,7 +144,9 @@ def test_shipped_set_is_coupled_and_length_independent(
 
 @pytest.mark.slow
 def test_stats_cli_prints_the_documented_json(capsys: pytest.CaptureFixture[str]) -> None:
-    assert stats_cli.main(["--json"]) == 0
+    # the family's plans take minutes on all 150 (run by the README's command); the JSON
+    # contract without them, the family section on a subset in test_planner_family.py
+    assert stats_cli.main(["--json", "--no-family"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert {
         "scenarios",
@@ -164,6 +166,8 @@ def test_stats_cli_prints_the_documented_json(capsys: pytest.CaptureFixture[str]
         "coupling",
         "plans_found",
         "fact_modalities",
+        "redraws",
+        "family_draws",
     } <= set(out)
     assert out["scenarios"] == 150
     facts = out["fact_modalities"]  # the Webscape site's inventory, by modality
@@ -387,12 +391,13 @@ def test_plan_count_by_enumeration_matches_no_good_cuts(world: World) -> None:
 def test_greedy_plans_fail_a_global_constraint_by_construction(
     world: World, scenarios: tuple[Scenario, ...]
 ) -> None:
-    """The generator regenerates a scenario whose greedy plan passes: each shipped greedy
-    plan breaks at least one constraint, and the generator recorded which kinds."""
+    """The greedy plan is one of the generator's decoys (issue 47: with the exact local
+    shortcuts): each shipped greedy plan breaks at least one constraint, and the
+    generator recorded which kinds."""
     for sc in scenarios[:40]:
         report = check_plan(world, sc, greedy_plan(world, sc))
         failed = sorted(r["kind"] for r in report["results"] if not r["passed"])
-        assert failed and failed == sc.meta["greedy_fails"], sc.id
+        assert failed and failed == sc.meta["decoys_fail"]["greedy"], sc.id
 
 
 def test_random_plans_are_delivered_but_rarely_feasible(
