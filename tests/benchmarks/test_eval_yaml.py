@@ -23,11 +23,10 @@ from harness.inspect_compat import registry_info_name
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED_LOGS = REPO / "leaderboards" / "ladder" / "logs"
 FOLDERS = ["arithmetic", "causalgame", "formulacode", "medversa", "open_problems", "probes",
-           "worldtravel", "worldtravel_webscape", "methods/tpg", "methods/treca",
-           "methods/sika_gp", "methods/hmh",
-           "methods/ucast", "methods/tfface",
-           "methods/cdat", "methods/tabpe", "methods/kupbi", "methods/scout", "methods/udm",
-           "methods/household"]
+           "worldtravel", "worldtravel_webscape",
+           *(f"paper_tasks/{p}" for p in ("tpg", "treca", "sika_gp", "hmh", "ucast", "tfface",
+                                          "cdat", "tabpe", "kupbi", "scout", "udm",
+                                          "household"))]
 TASKS: dict[str, str] = {
     "arithmetic": "benchmarks.arithmetic.arithmetic:arithmetic",
     "causalgame": "benchmarks.causalgame.causalgame:causalgame",

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -80,9 +83,14 @@ def imported_by(root: Path, package: str) -> set[str]:
 def declared_modules() -> set[str]:
     """Modules a package declares by import path (``declare(kind, name, "module:attr")``:
     the entry is listed at load and its module imported on first use, because it needs an
-    optional extra such as torch)."""
-    registry.load_plugins()
-    return {str(e.obj).split(":")[0] for e in registry.entries() if isinstance(e.obj, str)}
+    optional extra such as torch). Read in a fresh interpreter: in this one an earlier test
+    may have loaded a declared entry, which replaces its path with the object."""
+    code = ("from harness import registry; registry.load_plugins(); "
+            "print('\\n'.join(sorted({str(e.obj).split(':')[0] for e in registry.entries() "
+            "if isinstance(e.obj, str)})))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO.parent, capture_output=True,
+                          text=True, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    return set(done.stdout.split())
 
 
 @pytest.mark.parametrize("package", PACKAGES)
