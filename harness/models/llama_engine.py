@@ -57,6 +57,11 @@ def _close_engines() -> None:
         _ENGINES.clear()
 
 
+WAIT_POLICY = "PASSIVE"
+"""OpenMP's waiting policy for llama.cpp's threads unless ``OMP_WAIT_POLICY`` is set
+(measured both ways: tests/perf/test_engine_wait_policy_perf.py)."""
+
+
 def default_threads() -> int:
     """Cores this process may use (the affinity mask, not the host's count)."""
     try:
@@ -101,6 +106,10 @@ def _new_llama(path: Path, n_ctx: int, n_threads: int, extra_bufts: bool) -> Any
     crashes (SIGSEGV in ``ggml_backend_amx_mul_mat``) on VMs that advertise AMX but don't
     grant the tile state, and llama-cpp-python has no argument for it, so the default model
     params are patched for the duration of the load."""
+    # OpenMP reads its waiting policy once, when llama.cpp's library loads: idle threads
+    # that spin (the default, ACTIVE) take the cores a busy machine's other processes need,
+    # and a prompt block took 2-6x longer at load 4.5; a user's own setting is kept
+    os.environ.setdefault("OMP_WAIT_POLICY", WAIT_POLICY)
     try:
         import llama_cpp.llama as llama_module
     except ImportError as ex:
