@@ -12,7 +12,7 @@ uses (:func:`~benchmarks.medversa.protocol.run_whitebox_unit`); all intervals co
 
     python -m benchmarks.medversa.full --model whitebox/qwen2.5-coder-0.5b \\
         --data ../shared/reference-data/medversa/test.json --n 100 \\
-        --out benchmarks/medversa/results/full
+        --out methods/studies/medversa_protocol/logs/full
 
 Writes ``<out>/full.json`` (every per-record row, the summaries, timings) and
 ``<out>/full.md`` (the tables the README quotes).

@@ -98,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=100, help="edits applied in sequence")
     parser.add_argument("--every", type=int, default=DEFAULT_EVERY, help="score every k edits")
     parser.add_argument("--seed", type=int, default=0, help="shuffle and bootstrap seed")
-    parser.add_argument("--out", default="benchmarks/medversa/results/lifelong")
+    parser.add_argument("--out", default="methods/studies/medversa_protocol/logs/lifelong")
     parser.add_argument("--stem", default=None, help="file name stem (default lifelong-n<N>)")
     args = parser.parse_args(argv)
     cases = make_units(load_dataset(args.data), "sequential", args.n, args.seed)[0]

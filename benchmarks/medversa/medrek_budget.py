@@ -15,7 +15,7 @@ would cost), means × 100 with 95% bootstrap CIs over records (:mod:`harness.sta
 
     python -m benchmarks.medversa.medrek_budget \\
         --data ../shared/reference-data/medversa/test.json --steps 600 \\
-        --checkpoints 0,30,100,200,400,600 --out benchmarks/medversa/results/medrek_budget
+        --checkpoints 0,30,100,200,400,600 --out methods/studies/medversa_protocol/logs/medrek_budget
 
 Each checkpoint's encoder is also written to MedREK's training cache under the key a run
 with ``steps=<checkpoint>`` would have (the runs are identical: nothing random is drawn

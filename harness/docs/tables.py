@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.evalspec import EVAL_FILE, load_spec
+from harness.factorial.protocol_study import ProtocolStudy, load_study_folder
 from harness.factorial.report.regenerate import find_reports, study_folders
-from harness.factorial.study import STUDY_FILE, load_study
 
 STUDIES = Path("methods") / "studies"
 BENCHMARKS = Path("benchmarks")
@@ -81,9 +81,13 @@ def study_table(root: Path) -> str:
     rows = ["| study | paper: claim | ours: treatment − baseline [95% CI] | verdict | why |",
             "|---|---|---|---|---|"]
     for folder in study_folders(root / STUDIES):
-        study = load_study(folder / STUDY_FILE)
+        study = load_study_folder(folder)
         rel = folder.relative_to(root).as_posix()
         link = f"[{study.name}]({rel}/)"
+        if isinstance(study, ProtocolStudy):
+            rows.append(f"| {link} | protocol study: {_cell(_first_sentence(study.description))}"
+                        f" | — | — | runs: {', '.join(study.runs)} |")
+            continue
         claim = study.claim
         if claim is None:
             rows.append(f"| {link} | no claim stated | — | — | — |")

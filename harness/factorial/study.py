@@ -502,6 +502,9 @@ def _semantic_errors(study: Study) -> list[tuple[tuple[Any, ...], str]]:
 def parse_study(text: str, source: str = "<study>") -> Study:
     """Validate a study from YAML text; errors are :class:`StudyError` with line numbers."""
     doc = parse_mapping(text, source, "<study>", "a study is a YAML mapping", StudyError)
+    if doc.data.get("kind") == "protocol":
+        raise StudyError(f"{source}: a protocol study (kind: protocol) has no cells to run: "
+                         "each of its runs is the command written under runs:")
     try:
         study = Study.model_validate({**doc.data, "source": source})
     except ValidationError as exc:

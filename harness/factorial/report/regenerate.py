@@ -294,10 +294,10 @@ def study_folders(root: Path) -> list[Path]:
 
 def layout_outcomes(folder: Path) -> list[Outcome]:
     """A study folder's log folders that its study file does not declare as runs."""
-    from harness.factorial.study import load_study
+    from harness.factorial.protocol_study import load_study_folder
 
     try:
-        study = load_study(folder / "study.yaml")
+        study = load_study_folder(folder)
     except Exception as exc:  # noqa: BLE001 - reported, and the rest still checked
         return [Outcome(folder, "error", f"study.yaml: {exc}"[:300])]
     declared = set(study.runs) or {"main"}
@@ -332,11 +332,13 @@ def _same_output(committed: Path, regenerated: Path) -> Outcome:
 
 def summary_outcomes(folder: Path, base: Path, check: bool) -> list[Outcome]:
     """Rerun each ``summaries:`` command of a study folder (into scratch with ``check``)."""
-    from harness.factorial.study import load_study
+    from harness.factorial.protocol_study import ProtocolStudy, load_study_folder
 
     try:
-        study = load_study(folder / "study.yaml")
+        study = load_study_folder(folder)
     except Exception:  # noqa: BLE001 - layout_outcomes reports it
+        return []
+    if isinstance(study, ProtocolStudy):
         return []
     where = folder.resolve().relative_to(base.resolve()) if folder.resolve().is_relative_to(
         base.resolve()) else folder.resolve()

@@ -134,7 +134,7 @@ def test_table_renders_every_point_and_retention() -> None:
 
 
 def test_committed_lifelong_results_are_consistent() -> None:
-    folder = Path(__file__).resolve().parents[3] / "benchmarks/medversa/results/lifelong"
+    folder = Path(__file__).resolve().parents[3] / "methods/studies/medversa_protocol/logs/lifelong"
     files = sorted(folder.glob("lifelong-*.json"))
     assert files, f"no lifelong results in {folder}"
     for path in files:

@@ -145,3 +145,25 @@ def test_the_old_reports_root_gets_a_pointer_not_a_traceback() -> None:
                           capture_output=True, text=True)
     assert done.returncode == 2
     assert "harness study regenerate methods/studies" in done.stdout + done.stderr
+
+
+def test_a_protocol_study_declares_runs_that_write_their_folders(tmp_path: Path) -> None:
+    from harness.factorial.protocol_study import ProtocolStudy, load_study_folder
+
+    folder = tmp_path / "proto"
+    (folder / "logs" / "lifelong").mkdir(parents=True)
+    (folder / "study.yaml").write_text(
+        "name: proto\nkind: protocol\ndescription: a driver's runs\nruns:\n"
+        "  lifelong: {note: curves, command: 'harness x --out proto/logs/lifelong'}\n")
+    study = load_study_folder(folder)
+    assert isinstance(study, ProtocolStudy) and list(study.runs) == ["lifelong"]
+    assert layout_outcomes(folder) == []
+    (folder / "logs" / "stray").mkdir()
+    assert [o.report.name for o in layout_outcomes(folder)] == ["stray"]
+    with pytest.raises(StudyError, match="has no cells to run"):
+        load_study(folder / "study.yaml")
+    (folder / "study.yaml").write_text(
+        "name: proto\nkind: protocol\ndescription: d\nruns:\n"
+        "  lifelong: {note: curves, command: 'harness x --out elsewhere'}\n")
+    with pytest.raises(StudyError, match="must write logs/lifelong/"):
+        load_study_folder(folder)
