@@ -94,8 +94,9 @@ class _Prefix(_Model):
     the first ``upto`` decision positions (venues and links, in trip order) can show:
     budgets and at-most counts on the visible prefix's spending and visits (lodging
     once its first night is visible; leg fares not), ``then`` seen only after
-    ``first``, not both sides of an either-or, the if-then on visible days. What a global constraint still *requires* (visit both, visit one, reach the
-    count, the leg fares) is never stated: that is this planner's blind spot.
+    ``first``, not both sides of an either-or, the if-then on visible days. What a
+    global constraint still *requires* (visit both, visit one, reach the count, the leg
+    fares) is never stated: that is this planner's blind spot.
 
     Each statement is implied by the full constraint (a necessary condition), so a
     prefix-infeasible commitment is truly doomed. ``drop`` leaves the globals out.
