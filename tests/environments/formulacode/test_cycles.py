@@ -180,16 +180,30 @@ def test_grader_refuses_a_cycles_task_whose_expert_uses_threads(tmp_path: Path) 
 @needs_valgrind
 @pytest.mark.slow
 def test_pmap_threaded_expert_is_refused_under_cycles(tmp_path: Path) -> None:
-    """The issue's trap on the pack: pmap's expert runs its chunks in a thread pool; graded
-    on cycles it would read as a nonsense speedup, so the grader refuses it."""
-    record = pack_record("pmap", 1)
-    repo = materialize("pmap", tmp_path / "repo")
-    settings = GradeSettings(timer="cycles", cycles_rounds=1).for_task({})
-    result = grade_local(repo, record["patch"], {}, settings, tmp_path / "work")
-    assert result.get("timer") == "cycles", result.get("infra_error")
-    ev = evaluate(result, "expert")
-    assert ev["infra_failure"] and "cycles timer refused" in ev["failure"]
-    assert "expert:" in ev["failure"] and "baseline:" not in ev["failure"]
-    refused = [wl for wl, runs in result["trees"]["expert"]["cycles"].items()
-               if any(metrics.outside_work(c) for c in runs)]
-    assert refused  # the pool-sized arrays, whose chunks ran on the pool's threads
+    """The issue's trap on the pack: pmap's expert runs large arrays' chunks in a thread
+    pool. Under callgrind the pool's work is not counted, so the expert's cycles read as a
+    large speedup; the runner sees the other threads' CPU time and the grader refuses."""
+    base = materialize("pmap", tmp_path / "t0")
+    expert = materialize("pmap", tmp_path / "t1")
+    (tmp_path / "expert.patch").write_text(pack_record("pmap", 1)["patch"])
+    subprocess.run(["git", "apply", str(tmp_path / "expert.patch")], cwd=expert, check=True)
+    big, small = ("bench_apply.Activations.time_apply(1000000, 'gelu')",
+                  "bench_apply.Activations.time_apply(2000, 'gelu')")
+    only = tmp_path / "only.json"
+    only.write_text(json.dumps([big, small]))
+    b = cycles_run(base, tmp_path / "cg_base", "--only", str(only))
+    e = cycles_run(expert, tmp_path / "cg_expert", "--only", str(only))
+    assert not b["errors"] and not e["errors"], (b["errors"], e["errors"])
+    counts = {(tree, wl): r["meta"][wl]["cycles"] for tree, r in (("baseline", b),
+                                                                  ("expert", e))
+              for wl in (big, small)}
+    assert metrics.outside_work(counts[("expert", big)])  # the pool's chunks
+    assert not any(metrics.outside_work(counts[k]) for k in
+                   (("baseline", big), ("baseline", small), ("expert", small)))
+    # what the trap would report: the measuring thread's share of the work only
+    assert counts[("baseline", big)]["cycles"] > 1.8 * counts[("expert", big)]["cycles"]
+    result = {"timer": "cycles", "trees": {
+        tree: {"cycles": {wl: [counts[(tree, wl)]] for wl in (big, small)}}
+        for tree in ("baseline", "expert")}}
+    reason = metrics.cycles_refusal(result)
+    assert reason is not None and "expert: 1 workload(s)" in reason and "baseline" not in reason
