@@ -110,6 +110,6 @@ def worldtravel(
         solver=solver,
         scorer=[worldtravel_checker(), tool_call_validity()],
         message_limit=message_limit,
-        version="2.0.0",
+        version="2.1.0",
         metadata={"benchmark": "worldtravel", "constraints": constraints},
     )
