@@ -128,9 +128,10 @@ def formulacode(
             the workloads whose CV is still above 2%); ``rounds`` turns calibration off.
         sample_budget: Seconds per workload per round spent on CV-targeted repeats (a
             smoke run can lower it; the default is the measurement setting).
-        timer: ``task`` (each task's declared timer: ``process_cpu`` unless its metadata
-            says ``wall``), ``process_cpu`` (CPU time on one pinned CPU, robust on shared
-            machines) or ``wall`` (wall clock on the task's declared CPU set).
+        timer: ``task`` (each task's declared ``measure``: ``cycles`` or ``wall``; older
+            records' ``timer``), ``cycles`` (callgrind-simulated cycles: deterministic
+            under any load, one thread; needs valgrind in the sandbox), ``process_cpu``
+            (CPU time on one pinned CPU) or ``wall`` (wall clock on the task's CPU set).
         time_limit: Agent wall-clock limit in seconds.
         cpus: CPU limit of the sandbox (pack tasks; compose.yaml carries 2.0).
         memory: Memory limit of the sandbox.
@@ -166,6 +167,6 @@ def formulacode(
                 tool_call_validity()],
         sandbox=task_sandbox,
         time_limit=time_limit,
-        version="2.1.0",
+        version="2.2.0",
         metadata={"benchmark": "formulacode"},
     )
