@@ -1293,6 +1293,37 @@ def claim_verdict(contrast: Estimate, sign: int, size: float | None, mdd: float 
                           f"planned MDE is {mdd:.3g}: the run was noisier than planned")
 
 
+def no_worse_verdict(contrast: Estimate, sign: int, tolerance: float, mdd: float | None,
+                     blocked: str | None) -> tuple[str, str]:
+    """The verdict class of a claim that the treatment loses at most ``tolerance`` against
+    the baseline (non-inferiority), and why.
+
+    In the claimed direction (``sign``), the CI of ``treatment - baseline`` is read against
+    ``-tolerance``: **reproduces** when its lower end is above it (any loss is smaller than
+    the paper allows), **contradicted** when its upper end is below it (the loss is larger),
+    **untestable** when it straddles it (the design cannot tell an acceptable loss from an
+    unacceptable one: more items would), when an arm sits at a bound that makes "no worse"
+    hold by construction, or when there is no interval.
+    """
+    shown = f"contrast {contrast.estimate:+.3g} [{contrast.lo:+.3g}, {contrast.hi:+.3g}]"
+    lo, hi = sign * contrast.lo, sign * contrast.hi
+    lo, hi = min(lo, hi), max(lo, hi)
+    if math.isnan(lo) or math.isnan(hi):
+        return "untestable", (f"contrast {contrast.estimate:+.3g} has no interval (fewer "
+                              "than 2 paired items): more items would make it testable")
+    if blocked is not None:
+        return "untestable", (f"{shown} and {blocked}: no loss can show there, so 'no "
+                              "worse' holds by construction; a harder probe would")
+    if lo > -tolerance:
+        return "reproduces", (f"{shown}: any loss is smaller than the {tolerance:g} the "
+                              "paper accepts")
+    if hi < -tolerance:
+        return "contradicted", f"{shown}: a loss larger than the {tolerance:g} the paper accepts"
+    detect = "" if mdd is None else f"; MDE {mdd:.3g}"
+    return "untestable", (f"{shown} straddles the accepted loss {tolerance:g}: the design "
+                          f"cannot tell an acceptable loss from a larger one{detect}")
+
+
 # --------------------------------------------------------------------------- setup swing
 # (issue 48: how far the evaluation setup alone moves a model's score; the evaluatology
 # paper's headline. A setup is one combination of the setup factors' levels.)

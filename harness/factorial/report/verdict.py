@@ -22,7 +22,9 @@ from harness.stats import (
     bound_reached,
     claim_verdict,
     is_binary,
+    mean_ci,
     minimum_detectable_difference,
+    no_worse_verdict,
     paired_difference,
     score_mean_ci,
 )
@@ -55,6 +57,24 @@ def _blocked(at: dict[str, str | None], sign: int, baseline: Estimate,
             return (f"the baseline's {baseline.estimate:.3g} leaves {room:.3g} to the "
                     f"{stuck}, less than the claimed {size:g}")
     return None
+
+
+def _over_replicates(rows: pl.DataFrame, claim: Claim, spec: Spec) -> Estimate:
+    """``treatment - baseline`` with its t interval over the replicate factor's levels:
+    one paired mean over items per level (a training seed), so the interval carries the
+    run-to-run noise that an interval over items leaves out."""
+    assert claim.replicate is not None
+    means = []
+    for level in rows.get_column(claim.replicate).unique().sort().to_list():
+        part = rows.filter(pl.col(claim.replicate) == level)
+        if part.get_column(claim.factor).n_unique() < 2:
+            continue  # this replicate ran one arm only
+        est, _ = paired_difference(part, by=claim.factor, value=spec.response, item=spec.item,
+                                   levels=(claim.treatment, claim.baseline))
+        means.append(est.estimate)
+    if not means:
+        return Estimate(math.nan, math.nan, math.nan, math.nan, 0, None, 0.95)
+    return mean_ci(means)
 
 
 def _estimate(est: Estimate) -> dict[str, Any]:
@@ -98,13 +118,22 @@ def verdict_section(scored: pl.DataFrame, spec: Spec, claim: Claim | None,
           for end, est in estimates.items()}
     better = claim.better or ("lower" if spec.lower_is_better else "higher")
     sign = 1 if better == "higher" else -1
-    contrast, _ = paired_difference(rows, by=claim.factor, value=spec.response,
-                                    item=spec.item, levels=(claim.treatment, claim.baseline))
+    if claim.replicate is not None and claim.replicate in rows.columns:
+        contrast = _over_replicates(rows, claim, spec)
+    else:
+        contrast, _ = paired_difference(rows, by=claim.factor, value=spec.response,
+                                        item=spec.item, levels=(claim.treatment, claim.baseline))
     sd = contrast.se * math.sqrt(contrast.n) if contrast.n >= 2 else math.nan
     mdd = (minimum_detectable_difference(contrast.n, sd)
            if contrast.n >= 2 and math.isfinite(sd) and sd > 0 else None)
-    blocked = _blocked(at, sign, estimates["baseline"], bounds, claim.size)
-    kind, why = claim_verdict(contrast, sign, claim.size, mdd, blocked)
+    if claim.kind == "no_worse":
+        assert claim.tolerance is not None  # the claim's own validator
+        both = all(v is not None for v in at.values())
+        kind, why = no_worse_verdict(contrast, sign, claim.tolerance, mdd,
+                                     "both arms are at a bound" if both else None)
+    else:
+        blocked = _blocked(at, sign, estimates["baseline"], bounds, claim.size)
+        kind, why = claim_verdict(contrast, sign, claim.size, mdd, blocked)
     return {
         **out,
         "class": kind,
@@ -113,7 +142,8 @@ def verdict_section(scored: pl.DataFrame, spec: Spec, claim: Claim | None,
         "floor_or_ceiling": any(v is not None for v in at.values()),
         "bounds": list(bounds) if bounds is not None else None,
         "contrast": {"estimate": contrast.estimate, "ci": [contrast.lo, contrast.hi],
-                     "n_items": contrast.n},
+                     "n_items": contrast.n,
+                     "over": claim.replicate if claim.replicate in rows.columns else "items"},
         "arms": {end: {"level": getattr(claim, end), **_estimate(est), "at": at[end]}
                  for end, est in estimates.items()},
         "mdd": mdd,

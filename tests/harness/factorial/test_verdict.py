@@ -180,3 +180,49 @@ def test_one_paired_item_has_no_interval_and_says_so() -> None:
     cls, why = claim_verdict(one, 1, None, None, "both arms are at the floor")
     assert cls == "untestable"
     assert "no interval" in why and "nan" not in why and "includes 0" not in why
+
+
+def _loss_study(loss: float, noise: float, n: int = 60, seed: int = 5) -> pl.DataFrame:
+    """A lower-is-better score (bits per byte): the treatment adds ``loss`` on average."""
+    rng = np.random.default_rng(seed)
+    old = rng.normal(3.0, 0.5, n)
+    return _study((old + loss + rng.normal(0, noise, n)).tolist(), old.tolist())
+
+
+def test_a_no_worse_claim_reproduces_contradicts_or_cannot_tell() -> None:
+    claim = _claim(kind="no_worse", tolerance=0.05, better="lower")
+    small = verdict_section(_loss_study(0.01, 0.02), SPEC, claim)
+    assert small is not None and small["class"] == "reproduces", small["why"]
+    large = verdict_section(_loss_study(0.2, 0.02), SPEC, claim)
+    assert large is not None and large["class"] == "contradicted", large["why"]
+    noisy = verdict_section(_loss_study(0.05, 0.5), SPEC, claim)
+    assert noisy is not None and noisy["class"] == "untestable", noisy["why"]
+    assert "straddles the accepted loss 0.05" in noisy["why"]
+
+
+def test_a_no_worse_claim_needs_a_tolerance_and_no_size() -> None:
+    with pytest.raises(ValueError, match="needs the tolerance"):
+        _claim(kind="no_worse")
+    with pytest.raises(ValueError, match="states tolerance"):
+        _claim(kind="no_worse", tolerance=0.1, size=0.2)
+    with pytest.raises(ValueError, match="tolerance is for a no_worse claim"):
+        _claim(tolerance=0.1)
+
+
+def test_a_replicated_claim_carries_run_to_run_noise() -> None:
+    """Two training seeds that disagree: over items the contrast looks certain, over the
+    seeds (the claim's replicate factor) it is not."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for seed, shift in ((0, 0.30), (1, -0.10)):  # seed 1's run went the other way
+        old = rng.normal(3.0, 0.5, 200)
+        new = old - shift + rng.normal(0, 0.01, 200)
+        for k in range(200):
+            rows += [{"sample_id": f"i{k}", "seed": seed, "method": "new", "score_value": new[k]},
+                     {"sample_id": f"i{k}", "seed": seed, "method": "old", "score_value": old[k]}]
+    frame = pl.DataFrame(rows)
+    over_items = verdict_section(frame, SPEC, _claim(better="lower"))
+    over_seeds = verdict_section(frame, SPEC, _claim(better="lower", replicate="seed"))
+    assert over_items is not None and over_items["class"] == "reproduces"
+    assert over_seeds is not None and over_seeds["class"] == "untestable", over_seeds["why"]
+    assert over_seeds["contrast"]["over"] == "seed" and over_seeds["contrast"]["n_items"] == 2
