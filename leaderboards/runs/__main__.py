@@ -214,9 +214,10 @@ def check_board(spec: dict[str, Any], site: Path, skip_bad_logs: bool = False) -
     import tempfile
 
     problems: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="board-check-") as tmp:
-        build_board(spec, Path(tmp) / "site", skip_bad_logs=skip_bad_logs)
-        fresh = Path(tmp) / "site"
+    # beside site/, so the log paths the tables record (relative to the output) read the same
+    with tempfile.TemporaryDirectory(prefix=".board-check-", dir=site.parent) as tmp:
+        fresh = Path(tmp)
+        build_board(spec, fresh, skip_bad_logs=skip_bad_logs)
         for name in CHECKED:
             if not (site / name).is_file():
                 problems.append(f"{site / name}: not committed")

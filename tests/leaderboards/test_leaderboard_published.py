@@ -47,7 +47,7 @@ def test_a_board_check_finds_a_changed_table(tmp_path: Path) -> None:
     shutil.copytree(PUBLISHED, site)
     (site / "leaderboard.md").write_text((site / "leaderboard.md").read_text() + "edited\n")
     problems = check_board(read_run_file(run_file(BOARD)), site)
-    assert problems == [f"{site / 'leaderboard.md'}: differs from the board its logs build"]
+    assert f"{site / 'leaderboard.md'}: differs from the board its logs build" in problems
 
 
 @pytest.mark.skipif(not (REPO / ".git").exists(), reason="not a git checkout")
