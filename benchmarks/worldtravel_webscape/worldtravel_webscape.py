@@ -143,6 +143,6 @@ def worldtravel_webscape(
         cleanup=browser_cleanup,
         scorer=[worldtravel_checker(), tool_call_validity(), webscape_perception()],
         message_limit=message_limit,
-        version="2.0.0",
+        version="2.1.0",
         metadata=metadata,
     )

@@ -210,15 +210,18 @@ def _grouped(keys: list[str], flags: list[bool], order: list[str]) -> dict[str, 
         order.index(k) if k in order else len(order), k))}
 
 
+Fit = Callable[..., dict[str, dict[str, float | None]]]
+"""A logistic fit of 0/1 outcomes on named predictors (the CLI hands in
+:func:`harness.stats.logistic_effects`; domain code stays free of the harness)."""
+
+
 def family_summary(
-    scenarios: list[Scenario], results: dict[str, list[Outcome]]
+    scenarios: list[Scenario], results: dict[str, list[Outcome]], fit: Fit | None = None
 ) -> dict[str, Any]:
     """Each member's feasibility overall, per constraint-count bucket and per trip length,
     its mean micro pass share, TravelPlanner's six rates, and a standardised logistic fit
     of its feasibility on constraint count and trip length
-    (:func:`harness.stats.logistic_effects`)."""
-    from harness.stats import logistic_effects
-
+    (``fit``: :func:`harness.stats.logistic_effects` from the CLI; no fit without one)."""
     buckets = [bucket(s.n_constraints) for s in scenarios]
     days = [str(s.days) for s in scenarios]
     out: dict[str, Any] = {}
@@ -232,10 +235,10 @@ def family_summary(
                               travelplanner_rates([c for _, _, c in rows]).items()},
             "by_bucket": _grouped(buckets, feasible, _buckets()),
             "by_days": _grouped(days, feasible, sorted(set(days))),
-            "fit": _rounded(logistic_effects(
+            "fit": None if fit is None else _rounded(fit(
                 [float(f) for f in feasible],
-                {"count": [s.n_constraints for s in scenarios],
-                 "days": [s.days for s in scenarios]},
+                {"count": [float(s.n_constraints) for s in scenarios],
+                 "days": [float(s.days) for s in scenarios]},
             )),
         }
     return out
@@ -246,14 +249,13 @@ def _rounded(fit: dict[str, dict[str, float | None]]) -> dict[str, dict[str, flo
             for k, row in fit.items()}
 
 
-def draws_summary(scenarios: list[Scenario]) -> dict[str, Any]:
+def draws_summary(scenarios: list[Scenario], fit: Fit | None = None) -> dict[str, Any]:
     """What the generator's fully built draws let through, before its last-resort
     redraws (``meta.family_draws``: per draw, the members whose plan passed): per
     member, the share of draws it passed, and a standardised logistic fit of passing on
     constraint count and trip length over all draws. The construction's own difficulty
-    profile; the shipped set keeps only draws that no member passes."""
-    from harness.stats import logistic_effects
-
+    profile; the shipped set keeps only draws that no member passes. No fits without
+    ``fit``."""
     rows = [(s.n_constraints, s.days, set(d)) for s in scenarios
             for d in s.meta.get("family_draws", [])]
     if not rows:
@@ -271,10 +273,12 @@ def draws_summary(scenarios: list[Scenario]) -> dict[str, Any]:
                                   _buckets()),
             "by_days": _grouped([str(d) for d in days], [bool(x) for x in passed],
                                 sorted({str(d) for d in days})),
-            "fit": _rounded(logistic_effects(passed, {"count": counts, "days": days})),
+            "fit": None if fit is None else _rounded(fit(
+                passed, {"count": [float(n) for n in counts], "days": [float(d) for d in days]})),
         }
-    out["pooled_fit"] = _rounded(logistic_effects(
-        pooled, {"count": counts * len(PLANNERS), "days": days * len(PLANNERS)}))
+    out["pooled_fit"] = None if fit is None else _rounded(fit(
+        pooled, {"count": [float(n) for n in counts] * len(PLANNERS),
+                 "days": [float(d) for d in days] * len(PLANNERS)}))
     return out
 
 
@@ -291,9 +295,11 @@ def redraw_summary(scenarios: list[Scenario]) -> dict[str, Any]:
 
 
 def summarize(
-    world: World, scenarios: list[Scenario], sections: dict[str, Section] | None = None
+    world: World, scenarios: list[Scenario], sections: dict[str, Section] | None = None,
+    fit: Fit | None = None,
 ) -> dict[str, Any]:
-    """The statistics dict for a world and its scenarios (plus registered sections)."""
+    """The statistics dict for a world and its scenarios (plus registered sections); the
+    logistic fits need ``fit`` (the CLI passes :func:`harness.stats.logistic_effects`)."""
     counts = [s.n_constraints for s in scenarios]
     globals_ = [s.n_global for s in scenarios]
     kinds = Counter(c.kind for s in scenarios for c in s.constraints)
@@ -330,7 +336,7 @@ def summarize(
         "by_bucket": by_bucket,
         "coupling": coupling_summary(scenarios),
         "redraws": redraw_summary(scenarios),
-        "family_draws": draws_summary(scenarios),
+        "family_draws": draws_summary(scenarios, fit),
     }
     for name, fn in {**SECTIONS, **(sections or {})}.items():
         out[name] = fn(world, scenarios)
@@ -359,13 +365,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plot", type=Path, default=None,
                         help="write the family's horizon plot (PNG) here")
     args = parser.parse_args(argv)
+    # the CLI shell hands the suite's one statistics module to the summaries (statistics
+    # live in harness.stats; the domain functions above take any fitter)
+    from harness.stats import logistic_effects
+
     scenarios = read_scenarios(args.data)
     sections: dict[str, Section] = {"fact_modalities": fact_modalities}
     results: dict[str, list[Outcome]] | None = None
     if not args.no_family:
         results = family_results(scenarios, args.data, args.jobs)
-        sections["family"] = lambda w, s: family_summary(s, results or {})
-    stats = summarize(read_world(args.data), scenarios, sections=sections)
+        sections["family"] = lambda w, s: family_summary(s, results or {}, logistic_effects)
+    stats = summarize(read_world(args.data), scenarios, sections=sections,
+                      fit=logistic_effects)
     if args.plot is not None:
         from environments.worldtravel.horizon_plot import plot_family
 
