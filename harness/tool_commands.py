@@ -74,6 +74,8 @@ TOOLS: tuple[Tool, ...] = (
          "MedREK's training-budget sweep."),
     Tool("formulacode", "validate", "benchmarks.formulacode.validate:main",
          "Acceptance runs of the FormulaCode task pack (base, expert, oracle)."),
+    Tool("formulacode", "calibration", "benchmarks.formulacode.calibration:main",
+         "Each task's cycles speedup beside the quiet-host clock speedup (>10% flagged)."),
     Tool("open-problems", "verify", "environments.open_problems.verify:main",
          "Verify a candidate solution of an open-problems task."),
     Tool("method lightwm", "induce-llm", "methods.agents.lightwm.__main__:main",

@@ -1,14 +1,16 @@
 """Each task's speedup in both measures, side by side (issue 46, item 4).
 
-A cycles run and the committed quiet-host clock run (``results/validate_pack25_quiet.json``:
+A cycles run and the committed quiet-host clock run (``methods/studies/formulacode_acceptance/
+logs/pack25_quiet/validate_pack25_quiet.json``:
 process CPU time for today's cycles tasks, wall clock for the wall tasks, on 2 idle cores)
 give each task's oracle speedup twice. Where they differ by more than 10% the task is
 flagged: the cycle estimate (Ir + 10 L1 + 100 LL misses, a fixed cache model) does not
-weigh that task's work as this machine's clock does. The table is written next to the
-cycles run (``calibration.json``), the README shows it, and the scorer copies a task's
-entry into its score metadata (``measure_calibration``) so a reader of one score sees it.
+weigh that task's work as this machine's clock does. The table is the benchmark's data
+(``benchmarks/formulacode/calibration.json``, written by the command below), the README
+shows it, and the scorer copies a task's entry into its score metadata
+(``measure_calibration``) so a reader of one score sees it.
 
-    python -m benchmarks.formulacode.calibration CYCLES_RUN.json QUIET_RUN.json [OUT.json]
+    harness formulacode calibration CYCLES_RUN.json QUIET_RUN.json [OUT.json]
 """
 
 from __future__ import annotations
@@ -19,9 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-RESULTS = Path(__file__).parent / "results"
 #: the committed calibration the scorer reads (the cycles acceptance run against the quiet run)
-CURRENT = RESULTS / "validate_pack25_cycles" / "calibration.json"
+CURRENT = Path(__file__).parent / "calibration.json"
 FLAG_AT = 0.10
 
 

@@ -11,10 +11,11 @@
 # (7 tasks, 5 rounds, 0.1 s of sampling per workload per round); not run yet, so its
 # duration is an estimate from the 2-core quiet run (55.7 min for 25 tasks at 0.25 s and up
 # to 8 rounds). Writes OUT_DIR/validate.json, validate.log, probe.json and raw/ (regrade
-# with `harness formulacode validate --regrade OUT_DIR/raw`).
+# with `harness formulacode validate --regrade OUT_DIR/raw`). The default OUT_DIR is a run
+# of the study methods/studies/formulacode_acceptance/: declare it in its study.yaml.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-OUT="${1:-${OUT:-benchmarks/formulacode/results/wall_quiet_$(date -u +%Y%m%d)}}"
+OUT="${1:-${OUT:-methods/studies/formulacode_acceptance/logs/wall_quiet_$(date -u +%Y%m%d)}}"
 PY="${PYTHON:-.venv/bin/python}"
 mkdir -p "$OUT"
 export HF_HUB_OFFLINE=1 INSPECT_DISPLAY=plain
