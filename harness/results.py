@@ -96,6 +96,10 @@ __all__ = [
     "scan_results",
     "score_to_float",
     "with_metadata_columns",
+    # run comparison (issue 51)
+    "read_eval_specs",
+    "read_sample_output",
+    "read_sample_texts",
 ]
 
 PathLike = str | Path
@@ -1195,3 +1199,86 @@ def read_training_log(product_dir: PathLike) -> pl.DataFrame:
               for key, value in sorted((product.get("options") or {}).items())),
         )
     return frame
+
+
+# --------------------------------------------------------------------------- run comparison
+# (added for ``harness compare`` / ``harness rescore``, issue 51: what the results frame
+# leaves out because it is per run or is text, read here so no other module parses logs)
+
+
+def read_eval_specs(paths: LogPaths, *, recursive: bool = True) -> list[dict[str, Any]]:
+    """Each log's eval spec (the header's ``eval`` object, as Inspect wrote it) with its
+    ``log_file``; an unreadable file or a ``.json`` that is no log is left out.
+
+    Why: a comparison must know which scorers (with their options) made each score key,
+    and the dataset and revision a run recorded; the results frame keeps none of that.
+    """
+    out: list[dict[str, Any]] = []
+    for path in list_logs(paths, recursive=recursive):
+        try:
+            loaded = _load(path)
+        except LogReadError:
+            continue
+        if loaded is not None:
+            out.append({"log_file": str(path), **(loaded[0].get("eval") or {})})
+    return out
+
+
+def _as_text(value: Any) -> str | None:
+    """A sample's input or target as one text (chat messages joined by role)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = []
+        for item in value:
+            if isinstance(item, dict):
+                content = item.get("content")
+                if isinstance(content, list):
+                    content = " ".join(str(c.get("text", "")) if isinstance(c, dict) else str(c)
+                                       for c in content)
+                role = item.get("role")
+                parts.append(f"{role}: {content}" if role else str(content))
+            else:
+                parts.append(str(item))
+        return "\n".join(parts)
+    return _dumps(value)
+
+
+def read_sample_texts(paths: LogPaths, *, recursive: bool = True) -> pl.DataFrame:
+    """One row per (log, sample, epoch): ``input`` and ``target`` as text, from the sample
+    summaries (no full sample is read). Chat inputs are joined as ``role: content`` lines;
+    a list target is its items joined by newlines.
+
+    Why: a comparison shows the items that flipped with what was asked and expected, and
+    hashes them to tell whether two runs saw the same data under the same ids.
+    """
+    rows: list[dict[str, Any]] = []
+    for path in list_logs(paths, recursive=recursive):
+        loaded = _load(path)
+        if loaded is None:
+            continue
+        latest: dict[tuple[str, int], dict[str, Any]] = {}
+        for sample in loaded[1]:
+            latest[(str(sample["id"]), int(sample["epoch"]))] = sample
+        for (sample_id, epoch), sample in latest.items():
+            rows.append({"log_file": str(path), "sample_id": sample_id, "epoch": epoch,
+                         "input": _as_text(sample.get("input")),
+                         "target": _as_text(sample.get("target"))})
+    schema = {"log_file": pl.String(), "sample_id": pl.String(), "epoch": pl.Int64(),
+              "input": pl.String(), "target": pl.String()}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def read_sample_output(log_file: PathLike, sample_id: str | int, epoch: int = 1) -> str | None:
+    """The model's final completion for one sample (``output.completion``), or None.
+
+    Why: a scorer's ``answer`` is often empty; a comparison of flipped items shows what
+    each run actually answered. Reads only that sample's member of a ``.eval`` zip.
+    """
+    try:
+        sample = _sample_json(log_file, sample_id, epoch)
+    except KeyError:
+        return None
+    output = sample.get("output") or {}
+    completion = output.get("completion") if isinstance(output, dict) else None
+    return str(completion) if completion else None
