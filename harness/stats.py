@@ -72,6 +72,8 @@ __all__ = [
     "icc_bootstrap",
     "main_effect_shares",
     "setup_swing",
+    # run-vs-run comparison (issue 51)
+    "mcnemar_exact_p",
 ]
 
 Values = ArrayLike | pl.Series | Sequence[float]
@@ -841,6 +843,23 @@ def item_bootstrap(
         mean = np.nanmean(boot, axis=0)
     return ItemBootstrap(np.asarray(observed, dtype=np.float64), lo, hi, se, mean, n_boot,
                          level)
+
+
+def mcnemar_exact_p(up: int, down: int) -> float:
+    """Two-sided exact McNemar p-value for paired 0/1 outcomes from the discordant pairs.
+
+    ``up`` items went 0 -> 1 and ``down`` 1 -> 0; concordant pairs carry no information
+    about the difference. Under no difference each discordant pair is a fair coin, so the
+    p-value is the two-sided binomial test of ``up`` in ``up + down`` trials at 1/2:
+    ``min(1, 2 P(X <= min(up, down)))``. No discordant pair gives 1. Exact rather than the
+    chi-square form, which is wrong at the small counts of agent benchmarks.
+    """
+    if up < 0 or down < 0:
+        raise ValueError("counts must be non-negative")
+    n = up + down
+    if n == 0:
+        return 1.0
+    return float(min(1.0, 2.0 * sps.binom.cdf(min(up, down), n, 0.5)))
 
 
 # --------------------------------------------------------------------------- multiplicity
