@@ -23,7 +23,7 @@ def _ladder_causalgame_logs() -> Path:
 
 
 LADDER_05B = _ladder_causalgame_logs() / "causalgame_all--embedded_qwen2.5-coder-0.5b"
-PROMPTING_15B = (ROOT / "benchmarks/causalgame/validation/logs/causalgame/"
+PROMPTING_15B = (ROOT / "leaderboards/causalgame_validation/logs/causalgame/"
                  "published-prompting-subset--embedded_qwen2.5-coder-1.5b")
 
 

@@ -134,9 +134,17 @@ def test_no_inspect_log_is_committed_outside_a_run_folder() -> None:
             return len(parts) >= 5 and parts[2] == "logs"
         return False
 
-    outside = [f for f in files if not in_a_run_folder(f)
-               and not f.startswith(("benchmarks/", "tests/"))]
+    outside = [f for f in files if not in_a_run_folder(f) and not f.startswith("tests/")]
     assert outside == [], outside[:5]
+
+
+def test_benchmark_folders_hold_no_run_outputs() -> None:
+    """Benchmark experiments are studies or boards too (issue 45): no results/ or logs/
+    folder is committed inside benchmarks/."""
+    files = subprocess.run(["git", "ls-files", "benchmarks"], cwd=ROOT, capture_output=True,
+                           text=True, check=True).stdout.split()
+    outputs = [f for f in files if {"results", "logs"} & set(Path(f).parts[:-1])]
+    assert outputs == [], outputs[:5]
 
 
 def test_the_old_reports_root_gets_a_pointer_not_a_traceback() -> None:

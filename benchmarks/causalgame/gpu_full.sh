@@ -3,10 +3,10 @@
 # with a served 7B-class model on one GPU (issue 48 item 2). Needs vLLM and the model's
 # weights on the GPU machine (it has no network: copy them there, or point MODEL at a local
 # folder). Resumable: rerun with the same LOGS and Inspect's eval-set skips finished work.
-#   bash benchmarks/causalgame/validation/gpu_full.sh [MODEL] [LOGS]
+#   bash benchmarks/causalgame/gpu_full.sh [MODEL] [LOGS]
 set -euo pipefail
 MODEL=${1:-Qwen/Qwen2.5-7B-Instruct}
-LOGS=${2:-benchmarks/causalgame/validation/logs/causalgame/gpu-published}
+LOGS=${2:-leaderboards/causalgame_validation/logs/causalgame/gpu-published}
 PORT=${PORT:-8000}
 python -m vllm.entrypoints.openai.api_server --model "$MODEL" --port "$PORT" \
     --enable-auto-tool-choice --tool-call-parser hermes --max-model-len 32768 &
