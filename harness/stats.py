@@ -74,6 +74,16 @@ __all__ = [
     "setup_swing",
     # run-vs-run comparison (issue 51)
     "mcnemar_exact_p",
+    # item response theory and anchor subsets (issue 51 item 7)
+    "AnchorHoldout",
+    "AnchorSet",
+    "IRTFit",
+    "anchor_estimates",
+    "anchor_holdout",
+    "fit_irt",
+    "irt_ability_bootstrap",
+    "item_embedding",
+    "select_anchors",
 ]
 
 Values = ArrayLike | pl.Series | Sequence[float]
@@ -1464,3 +1474,363 @@ def icc_bootstrap(
     boot = bootstrap_rows_ci(len(x), {k: stat(k) for k in keys}, n_boot=n_boot,
                              level=level, seed=seed)
     return {**out, **{f"{k}_ci": list(boot[k]) for k in keys}}
+
+
+# --------------------------------------------------------------------------- item response theory
+# Issue 51 item 7. A leaderboard's mean treats every item alike; an item response model says
+# which items separate the entries (discrimination), how hard each is (difficulty) and where
+# each entry stands on one latent scale (ability, with an interval). tinyBenchmarks (Polo et
+# al. 2024, arXiv:2402.14992) then picks a few "anchor" items whose answers estimate the full
+# mean for a new entry; :func:`anchor_holdout` measures that estimate's error on entries the
+# anchors were not chosen with, against random subsets of the same size.
+
+
+@dataclass(frozen=True)
+class IRTFit:
+    """A fitted 2PL (or Rasch) model: P(subject j solves item i) = sigmoid(a_i (theta_j - b_i)).
+
+    Estimates are the joint posterior mode under the priors in :func:`fit_irt` (so a subject
+    or item with all responses equal still gets a finite value). Standard errors are from
+    the Fisher information at the mode, one block per subject and per item; an ability's
+    interval therefore treats the item parameters as known, which understates it when few
+    subjects calibrate the items (use :func:`irt_ability_bootstrap` for intervals over items).
+    Arrays are indexed like the response matrix: subjects by row, items by column.
+    """
+
+    model: str
+    ability: NDArray[np.float64]
+    ability_se: NDArray[np.float64]
+    difficulty: NDArray[np.float64]
+    difficulty_se: NDArray[np.float64]
+    discrimination: NDArray[np.float64]
+    discrimination_se: NDArray[np.float64]
+    log_likelihood: float
+    converged: bool
+    level: float
+
+    def ability_ci(self) -> NDArray[np.float64]:
+        """(n_subjects, 2) Wald bounds of each ability at the fit's level."""
+        z = float(sps.norm.ppf(0.5 + self.level / 2))
+        return np.column_stack([self.ability - z * self.ability_se,
+                                self.ability + z * self.ability_se])
+
+    def difficulty_ci(self) -> NDArray[np.float64]:
+        """(n_items, 2) Wald bounds of each difficulty at the fit's level."""
+        z = float(sps.norm.ppf(0.5 + self.level / 2))
+        return np.column_stack([self.difficulty - z * self.difficulty_se,
+                                self.difficulty + z * self.difficulty_se])
+
+    def prob(self, ability: ArrayLike | None = None) -> NDArray[np.float64]:
+        """Modelled probabilities, (n_subjects, n_items), for these or the fitted abilities."""
+        theta = self.ability if ability is None else np.asarray(ability, dtype=np.float64)
+        z = self.discrimination[None, :] * (theta.reshape(-1, 1) - self.difficulty[None, :])
+        return np.asarray(_sigmoid(z))
+
+
+def _sigmoid(z: NDArray[np.float64]) -> NDArray[np.float64]:
+    return np.asarray(0.5 * (1.0 + np.tanh(0.5 * z)))
+
+
+def _responses(responses: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(values with NaN as 0, observed mask) of a subjects x items matrix in [0, 1]."""
+    y = np.asarray(responses, dtype=np.float64)
+    if y.ndim != 2:
+        raise ValueError(f"responses must be a subjects x items matrix, got shape {y.shape}")
+    mask = ~np.isnan(y)
+    if mask.any() and (np.nanmin(y) < 0.0 or np.nanmax(y) > 1.0):
+        raise ValueError("responses must lie in [0, 1] (1 = solved); rescale other scores")
+    return np.where(mask, y, 0.0), mask.astype(np.float64)
+
+
+def fit_irt(
+    responses: ArrayLike,
+    model: str = "2pl",
+    *,
+    ability_sd: float | None = None,
+    difficulty_sd: float = 3.0,
+    log_discrimination_sd: float = 0.5,
+    level: float = 0.95,
+    item_params: tuple[ArrayLike, ArrayLike] | None = None,
+) -> IRTFit:
+    """Fit a 2PL or Rasch model to a subjects x items response matrix by joint MAP.
+
+    Why joint MAP with priors: evaluation boards have few subjects (models x setups) and
+    many items, often with items every subject solved or none did; unpenalised joint
+    maximum likelihood then runs to infinity, and marginal ML needs far more subjects than
+    a board has. The priors (ability ~ N(0, ``ability_sd``: 1 for the 2PL, 3 for Rasch,
+    whose scale the fixed discrimination sets), difficulty ~ N(0,
+    ``difficulty_sd``), log discrimination ~ N(0, ``log_discrimination_sd``)) fix the scale
+    and keep every estimate finite; with many responses they barely matter.
+
+    Args:
+        responses: values in [0, 1], NaN where a subject did not answer an item. Fractional
+            values (a mean over epochs or sub-cases) enter as Bernoulli pseudo-likelihood.
+        model: ``"2pl"`` (discriminations fitted) or ``"rasch"`` (all equal to 1).
+        item_params: (difficulty, discrimination) to hold fixed, fitting abilities only
+            (scoring new subjects on calibrated items, as the anchor estimate does).
+
+    Raises:
+        ValueError: Unknown model, a matrix that is not 2-d, values outside [0, 1], or a
+            subject/item with no observed response.
+    """
+    if model not in ("2pl", "rasch"):
+        raise ValueError(f"model must be '2pl' or 'rasch', got {model!r}")
+    _check_level(level)
+    y, mask = _responses(responses)
+    n_sub, n_item = y.shape
+    if n_sub == 0 or n_item == 0:
+        raise ValueError("responses must have at least one subject and one item")
+    if (mask.sum(axis=1) == 0).any() or (item_params is None and (mask.sum(axis=0) == 0).any()):
+        raise ValueError("every subject and item needs at least one observed response")
+    fixed = item_params is not None
+    two_pl = model == "2pl" and not fixed
+    if ability_sd is None:  # the 2PL rescales to unit sd below; a Rasch scale is its own
+        ability_sd = 1.0 if model == "2pl" else 3.0
+
+    def unpack(x: NDArray[np.float64]) -> tuple[NDArray[np.float64], ...]:
+        theta = x[:n_sub]
+        if fixed:
+            assert item_params is not None
+            b = np.asarray(item_params[0], dtype=np.float64)
+            a = np.asarray(item_params[1], dtype=np.float64)
+            return theta, b, np.log(a), a
+        b = x[n_sub:n_sub + n_item]
+        alpha = x[n_sub + n_item:] if two_pl else np.zeros(n_item)
+        return theta, b, alpha, np.exp(alpha)
+
+    def objective(x: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+        theta, b, alpha, a = unpack(x)
+        z = a[None, :] * (theta[:, None] - b[None, :])
+        nll = float(np.sum(mask * (np.logaddexp(0.0, z) - y * z)))
+        r = mask * (_sigmoid(z) - y)
+        nll += float(np.sum(theta ** 2)) / (2 * ability_sd ** 2)
+        grads = [r @ a + theta / ability_sd ** 2]
+        if not fixed:
+            nll += float(np.sum(b ** 2)) / (2 * difficulty_sd ** 2)
+            grads.append(-a * r.sum(axis=0) + b / difficulty_sd ** 2)
+            if two_pl:
+                nll += float(np.sum(alpha ** 2)) / (2 * log_discrimination_sd ** 2)
+                grads.append(np.sum(r * z, axis=0) + alpha / log_discrimination_sd ** 2)
+        return nll, np.concatenate(grads)
+
+    # start from the logits of the row and column means (the Rasch answer for a full matrix)
+    def logit(p: NDArray[np.float64]) -> NDArray[np.float64]:
+        p = np.clip(p, 0.02, 0.98)
+        return np.asarray(np.log(p / (1 - p)))
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sub_mean = (y * mask).sum(axis=1) / mask.sum(axis=1)
+        item_mean = (y * mask).sum(axis=0) / np.maximum(mask.sum(axis=0), 1)
+    start = [logit(sub_mean) - (0.0 if fixed else float(np.mean(logit(sub_mean))))]
+    if not fixed:
+        start.append(-logit(item_mean))
+        if two_pl:
+            start.append(np.zeros(n_item))
+    result = optimize.minimize(objective, np.concatenate(start), jac=True, method="L-BFGS-B",
+                               options={"maxiter": 5000, "gtol": 1e-7})
+    theta, b, alpha, a = unpack(np.asarray(result.x))
+    z = a[None, :] * (theta[:, None] - b[None, :])
+    p = _sigmoid(z)
+    w = mask * p * (1 - p)  # Fisher weights
+    ability_info = w @ (a ** 2) + 1 / ability_sd ** 2
+    if fixed:
+        b_se = np.full(n_item, math.nan)
+        a_se = np.full(n_item, math.nan)
+    else:
+        dz_db = -a[None, :]  # d z / d b per cell
+        i_bb = np.sum(w * dz_db ** 2, axis=0) + 1 / difficulty_sd ** 2
+        if two_pl:
+            i_aa = np.sum(w * z ** 2, axis=0) + 1 / log_discrimination_sd ** 2
+            i_ab = np.sum(w * z * dz_db, axis=0)
+            det = i_bb * i_aa - i_ab ** 2
+            b_se = np.sqrt(i_aa / det)
+            a_se = a * np.sqrt(i_bb / det)  # delta method from log a to a
+        else:
+            b_se = np.sqrt(1 / i_bb)
+            a_se = np.zeros(n_item)
+    loglik = -float(np.sum(mask * (np.logaddexp(0.0, z) - y * z)))
+    theta_se = np.sqrt(1 / ability_info)
+    if not fixed:
+        # report on the usual identified scale: abilities centred (and, for the 2PL, unit
+        # sd), since only a * (theta - b) is identified and the prior alone pins it loosely
+        shift = float(theta.mean())
+        scale = float(theta.std()) if two_pl and n_sub > 1 and theta.std() > 0 else 1.0
+        theta, b = (theta - shift) / scale, (b - shift) / scale
+        theta_se, b_se = theta_se / scale, b_se / scale
+        a, a_se = a * scale, a_se * scale
+    return IRTFit(model=model, ability=theta, ability_se=theta_se,
+                  difficulty=b, difficulty_se=np.asarray(b_se), discrimination=a,
+                  discrimination_se=np.asarray(a_se), log_likelihood=loglik,
+                  converged=bool(result.success), level=level)
+
+
+def irt_ability_bootstrap(responses: ArrayLike, model: str = "2pl", n_boot: int = 200,
+                          level: float = 0.95, seed: int = 0) -> NDArray[np.float64]:
+    """(n_subjects, 2) percentile intervals of abilities with items resampled and refitted.
+
+    Why: the Wald interval of :class:`IRTFit` holds the items fixed; resampling items
+    carries the uncertainty of which items the board happens to hold (the usual source of
+    error in an eval), at n_boot refits. Abilities are centred per draw (mean 0) so that a
+    draw's shift of the whole scale does not widen every interval.
+    """
+    _check_level(level)
+    y = np.asarray(responses, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    draws = np.empty((n_boot, y.shape[0]))
+    point_mean = float(np.mean(fit_irt(y, model).ability))
+    for k in range(n_boot):
+        cols = rng.integers(0, y.shape[1], y.shape[1])
+        sub = y[:, cols]
+        keep = ~np.isnan(sub).all(axis=0)
+        theta = fit_irt(sub[:, keep], model).ability
+        draws[k] = theta - theta.mean() + point_mean
+    alpha = (1 - level) / 2
+    return np.column_stack([np.quantile(draws, alpha, axis=0),
+                            np.quantile(draws, 1 - alpha, axis=0)])
+
+
+@dataclass(frozen=True)
+class AnchorSet:
+    """Anchor items (column indices) and their weights (cluster shares, summing to 1)."""
+
+    items: NDArray[np.int64]
+    weights: NDArray[np.float64]
+
+
+def item_embedding(fit: IRTFit) -> NDArray[np.float64]:
+    """Each item as (difficulty, discrimination), standardised: the space anchors cluster in.
+
+    tinyBenchmarks clusters items by their IRT parameters so that an anchor stands for
+    items that separate subjects the same way; standardising keeps one parameter's scale
+    from deciding the clusters alone.
+    """
+    emb = np.column_stack([fit.difficulty, fit.discrimination])
+    sd = emb.std(axis=0)
+    return np.asarray((emb - emb.mean(axis=0)) / np.where(sd > 0, sd, 1.0))
+
+
+def select_anchors(embedding: ArrayLike, k: int, seed: int = 0) -> AnchorSet:
+    """k anchor items: k-means clusters of the embedding, each represented by its item
+    nearest the centroid and weighted by the cluster's share of items.
+
+    Raises:
+        ValueError: k < 1 or more anchors than items.
+    """
+    from scipy.cluster.vq import kmeans2
+
+    emb = np.asarray(embedding, dtype=np.float64)
+    if emb.ndim == 1:
+        emb = emb[:, None]
+    if not 1 <= k <= len(emb):
+        raise ValueError(f"k must be between 1 and the number of items ({len(emb)}), got {k}")
+    best: tuple[float, NDArray[np.float64], NDArray[np.int64]] | None = None
+    rng = np.random.default_rng(seed)
+    for _ in range(5):  # restarts: k-means++ from different draws, keep the tightest
+        centroids, labels = kmeans2(emb, k, minit="++", seed=rng)
+        inertia = float(np.sum((emb - centroids[labels]) ** 2))
+        if best is None or inertia < best[0]:
+            best = (inertia, centroids, labels)
+    assert best is not None
+    _, centroids, labels = best
+    items, weights = [], []
+    for c in range(k):
+        members = np.flatnonzero(labels == c)
+        if members.size == 0:  # k-means left a cluster empty: it stands for no item
+            continue
+        dist = np.sum((emb[members] - centroids[c]) ** 2, axis=1)
+        items.append(int(members[np.argmin(dist)]))
+        weights.append(members.size / len(emb))
+    return AnchorSet(items=np.asarray(items, dtype=np.int64),
+                     weights=np.asarray(weights, dtype=np.float64))
+
+
+def anchor_estimates(responses: ArrayLike, anchors: AnchorSet,
+                     calibration: IRTFit) -> dict[str, NDArray[np.float64]]:
+    """Each subject's full-set mean estimated from its anchor responses alone.
+
+    ``anchor``: the cluster-weighted mean of the anchor responses (tinyBenchmarks'
+    anchor-point estimator). ``irt``: the subject's ability fitted on the anchors with the
+    calibration's item parameters held fixed, then the modelled probability of every other
+    item averaged with the observed anchors (their p-IRT estimator). Missing anchor
+    responses are left out (weights renormalised).
+    """
+    y = np.asarray(responses, dtype=np.float64)
+    sub = y[:, anchors.items]
+    seen = ~np.isnan(sub)
+    w = np.where(seen, anchors.weights[None, :], 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        anchor = np.sum(np.where(seen, sub, 0.0) * w, axis=1) / w.sum(axis=1)
+    fixed = fit_irt(sub, calibration.model, item_params=(
+        calibration.difficulty[anchors.items], calibration.discrimination[anchors.items]))
+    prob = calibration.prob(fixed.ability)
+    n_items = y.shape[1]
+    rest = np.ones(n_items, dtype=bool)
+    rest[anchors.items] = False
+    observed = np.nansum(sub, axis=1)
+    irt = (observed + prob[:, rest].sum(axis=1)
+           + np.sum(np.where(seen, 0.0, prob[:, anchors.items]), axis=1)) / n_items
+    return {"anchor": np.asarray(anchor), "irt": np.asarray(irt)}
+
+
+@dataclass(frozen=True)
+class AnchorHoldout:
+    """Held-out error of anchor estimates of the full mean (see :func:`anchor_holdout`).
+
+    ``truth`` and each entry of ``estimates`` are per subject (each estimated by a fit that
+    never saw it); ``mae`` holds the mean absolute error with its interval over subjects for
+    ``anchor``, ``irt`` and ``random`` (k items drawn at random, averaged over draws).
+    """
+
+    k: int
+    folds: int
+    truth: NDArray[np.float64]
+    estimates: dict[str, NDArray[np.float64]]
+    mae: dict[str, Estimate]
+
+
+def anchor_holdout(responses: ArrayLike, k: int, model: str = "2pl", folds: int | None = None,
+                   n_random: int = 200, level: float = 0.95, seed: int = 0) -> AnchorHoldout:
+    """Validate k-anchor estimates by holding subjects out.
+
+    Subjects are split into ``folds`` groups (default: leave one out); for each, the IRT
+    model is fitted and the anchors chosen on the other subjects only, and the held-out
+    subjects' full means (over the items they answered) are estimated from their anchor
+    responses. The random baseline scores the same held-out subjects with k items drawn
+    uniformly (``n_random`` draws); an anchor method that does not beat it is not worth
+    its fit.
+
+    Raises:
+        ValueError: Fewer than 3 subjects (nothing to calibrate on when one is held out).
+    """
+    y = np.asarray(responses, dtype=np.float64)
+    n_sub = y.shape[0]
+    if n_sub < 3:
+        raise ValueError(f"anchor_holdout needs at least 3 subjects, got {n_sub}")
+    folds = n_sub if folds is None else max(2, min(folds, n_sub))
+    rng = np.random.default_rng(seed)
+    group = rng.permutation(np.arange(n_sub) % folds)
+    est = {"anchor": np.full(n_sub, math.nan), "irt": np.full(n_sub, math.nan)}
+    truth = np.full(n_sub, math.nan)
+    random_err = np.full(n_sub, math.nan)
+    for g in range(folds):
+        test = group == g
+        # items no training subject answered cannot be calibrated: this fold leaves them out
+        cols = np.flatnonzero(~np.isnan(y[~test]).all(axis=0))
+        cal = fit_irt(y[~test][:, cols], model)
+        anchors = select_anchors(item_embedding(cal), min(k, cols.size),
+                                 seed=int(rng.integers(2 ** 31)))
+        held = y[test][:, cols]
+        got = anchor_estimates(held, anchors, cal)
+        est["anchor"][test] = got["anchor"]
+        est["irt"][test] = got["irt"]
+        truth[test] = np.nanmean(held, axis=1)
+        draws = np.stack([rng.choice(cols.size, size=min(k, cols.size), replace=False)
+                          for _ in range(n_random)])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a draw of unanswered items
+            rand = np.nanmean(held[:, draws], axis=2)  # held-out x draws
+        random_err[test] = np.nanmean(np.abs(rand - truth[test][:, None]), axis=1)
+    errors = {"anchor": np.abs(est["anchor"] - truth), "irt": np.abs(est["irt"] - truth),
+              "random": random_err}
+    mae = {name: mean_ci(err[~np.isnan(err)], level=level) for name, err in errors.items()}
+    return AnchorHoldout(k=k, folds=folds, truth=truth, estimates=est, mae=mae)
