@@ -63,6 +63,9 @@ __all__ = [
     "two_sided_p",
     "wilson_ci",
     "wilson_interval",
+    # honest boards (issue 51): tie groups from rank intervals, MDE against a neighbour
+    "adjacent_mdd",
+    "rank_tie_groups",
     # rank and permutation tests, row bootstrap (FormulaCode's per-workload significance)
     "bootstrap_rows_ci",
     "mann_whitney_p",
@@ -495,14 +498,33 @@ def is_proportion_score(values: Values) -> bool:
 def score_mean_ci(
     values: Values, cluster: Values | Sequence[Any] | None = None, level: float = 0.95,
     bounds: tuple[float, float] | None = None, binary: bool | None = None,
+    wilson_when_constant: bool = False,
 ) -> Estimate:
     """The interval the suite reports for a mean score: :func:`binary_mean_ci` for 0/1
     scores (inside [0, 1], never of zero width), else :func:`mean_ci` with ``bounds``.
     ``binary`` says whether the score is a 0/1 outcome (see :func:`is_proportion_score`);
-    None infers it from ``values`` alone. See :data:`SCORE_CI_METHOD`."""
+    None infers it from ``values`` alone. See :data:`SCORE_CI_METHOD`.
+
+    ``wilson_when_constant`` (boards, issue 51): a score bounded in [0, 1] whose values
+    leave no variance to estimate (every item the same, or a single item) gets the Wilson
+    interval for its number of items instead of a zero-width (or no) t interval. Why it is
+    valid: a [0, 1] score with mean p has variance at most p(1 - p), the Bernoulli case, so
+    the interval that assumes exactly that variance is conservative; a standard error of 0
+    at 0% or 100% (lm-evaluation-harness#4070) is never reported."""
     if binary if binary is not None else is_binary(values):
         return binary_mean_ci(values, cluster=cluster, level=level)
-    return mean_ci(values, cluster=cluster, level=level, bounds=bounds)
+    est = mean_ci(values, cluster=cluster, level=level, bounds=bounds)
+    if not wilson_when_constant or bounds != (0.0, 1.0) or (math.isfinite(est.se)
+                                                             and est.se > 0):
+        return est
+    x = _values(values)
+    if x.min() < 0.0 or x.max() > 1.0:
+        return est
+    g = len(x) if cluster is None else _cluster_codes(cluster, len(x))[1]
+    lo, hi = wilson_interval(float(x.mean()), float(max(g, 1)), level)
+    z = float(sps.norm.ppf(0.5 + level / 2))
+    return Estimate(est.estimate, (hi - lo) / (2 * z), lo, hi, est.n,
+                    None if cluster is None else g, level)
 
 
 def binary_sd_diff(p_a: float = 0.5, p_b: float = 0.5, epochs: int = 1,
@@ -1580,9 +1602,10 @@ def fit_irt(
     n_sub, n_item = y.shape
     if n_sub == 0 or n_item == 0:
         raise ValueError("responses must have at least one subject and one item")
-    if (mask.sum(axis=1) == 0).any() or (item_params is None and (mask.sum(axis=0) == 0).any()):
-        raise ValueError("every subject and item needs at least one observed response")
     fixed = item_params is not None
+    if not fixed and ((mask.sum(axis=1) == 0).any() or (mask.sum(axis=0) == 0).any()):
+        # (scoring on fixed items, a subject with no response gets the prior's ability)
+        raise ValueError("every subject and item needs at least one observed response")
     two_pl = model == "2pl" and not fixed
     if ability_sd is None:  # the 2PL rescales to unit sd below; a Rasch scale is its own
         ability_sd = 1.0 if model == "2pl" else 3.0
@@ -1834,3 +1857,60 @@ def anchor_holdout(responses: ArrayLike, k: int, model: str = "2pl", folds: int 
               "random": random_err}
     mae = {name: mean_ci(err[~np.isnan(err)], level=level) for name, err in errors.items()}
     return AnchorHoldout(k=k, folds=folds, truth=truth, estimates=est, mae=mae)
+
+
+# --------------------------------------------------------------------------- honest boards
+# (issue 51 item 2: what a board can and cannot separate)
+
+
+def rank_tie_groups(rank_lo: ArrayLike, rank_hi: ArrayLike) -> NDArray[np.int64]:
+    """Tie groups (1, 2, ...) of systems listed best first, from their rank intervals.
+
+    A group ends between two consecutive systems only where every system above is
+    separated from every system below: the worst rank any system above can take
+    (the running maximum of ``rank_hi``) is better than the best rank any system below
+    can take (the minimum of ``rank_lo`` from there down). Systems inside one group
+    cannot be put in order at the intervals' level, so a board prints the group, not a
+    bare rank (HELM#4336). Chaining is deliberate: A and C may be separable while both
+    overlap B; they still share B's group, because no cut puts B on one side.
+    """
+    lo = np.asarray(rank_lo, dtype=np.float64)
+    hi = np.asarray(rank_hi, dtype=np.float64)
+    if lo.shape != hi.shape or lo.ndim != 1:
+        raise ValueError("rank_lo and rank_hi must be 1-d and of one length")
+    if lo.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    worst_above = np.maximum.accumulate(hi)[:-1]
+    best_below = np.minimum.accumulate(lo[::-1])[::-1][1:]
+    cuts = worst_above < best_below
+    return np.concatenate([[1], 1 + np.cumsum(cuts)]).astype(np.int64)
+
+
+def adjacent_mdd(a: Values, b: Values, bounded: bool = False, alpha: float = 0.05,
+                 power: float = 0.8) -> tuple[float | None, float | None, str]:
+    """Minimum detectable difference of a paired comparison of two systems on the items
+    both ran: ``(mdd, sd_diff, basis)``.
+
+    The SD of the per-item differences comes from the data when it is positive. When the
+    two systems agree on every item (SD 0, e.g. both at 0%), an MDE from that SD would
+    be 0, which claims perfect sensitivity; for a score bounded in [0, 1] the planning
+    value for two uncorrelated systems at p = 0.5 (:func:`binary_sd_diff`, the largest
+    SD such scores can have) is used instead and ``basis`` says so. Unbounded scores
+    with no variance, and fewer than two paired items, have no MDE (None).
+    """
+    xa, xb = _values(a, "a"), _values(b, "b")
+    if len(xa) != len(xb):
+        raise ValueError(f"a has {len(xa)} values and b has {len(xb)}; align them first")
+    n = len(xa)
+    if n < 2:
+        return None, None, "fewer than two paired items"
+    sd = float(np.std(xa - xb, ddof=1))
+    if sd > 0:
+        return (minimum_detectable_difference(n, sd, alpha=alpha, power=power), sd,
+                f"paired t over {n} items, SD of differences observed")
+    if bounded:
+        sd = binary_sd_diff()
+        return (minimum_detectable_difference(n, sd, alpha=alpha, power=power), sd,
+                f"paired t over {n} items; no observed variance, so the [0, 1] "
+                "planning SD (p = 0.5, uncorrelated)")
+    return None, 0.0, f"no variance in the {n} paired differences (unbounded score)"
