@@ -161,3 +161,16 @@ def sandbox_environment_type(name: str) -> Any:
     from inspect_ai.util._sandbox.registry import registry_find_sandboxenv
 
     return registry_find_sandboxenv(name)
+
+
+def load_scorer(spec: str, args: dict[str, Any]) -> Any:
+    """The scorer a ``inspect score --scorer`` spec names (a registered name such as
+    ``includes``, or ``file.py@name``), built with ``args``.
+
+    Use: ``harness rescore`` takes the same scorer specs as ``inspect score``; the loader
+    behind that CLI is private (``inspect_ai._eval.loader.scorer_from_spec``).
+    """
+    from inspect_ai._eval.loader import scorer_from_spec
+    from inspect_ai.scorer._scorer import ScorerSpec
+
+    return scorer_from_spec(ScorerSpec(scorer=spec), task_path=None, **args)

@@ -98,6 +98,7 @@ __all__ = [
     "with_metadata_columns",
     # run comparison (issue 51)
     "read_eval_specs",
+    "read_inspect_log",
     "read_sample_output",
     "read_sample_texts",
 ]
@@ -1282,3 +1283,13 @@ def read_sample_output(log_file: PathLike, sample_id: str | int, epoch: int = 1)
     output = sample.get("output") or {}
     completion = output.get("completion") if isinstance(output, dict) else None
     return str(completion) if completion else None
+
+
+def read_inspect_log(path: PathLike) -> Any:
+    """A log as Inspect's own ``EvalLog`` object (every sample, full), for the one use that
+    needs Inspect's objects rather than rows: re-scoring stored outputs with Inspect's
+    ``score`` API (``harness rescore``). Imports ``inspect_ai`` only when called; the
+    frame readers above never do."""
+    from inspect_ai.log import read_eval_log
+
+    return read_eval_log(str(path))
