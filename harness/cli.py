@@ -645,6 +645,51 @@ def readme(
     for name, body in bodies.items():
         typer.echo(f"## {name}\n\n{body}")
 
+@app.command("irt")
+def irt_cmd(
+    log_dirs: Annotated[list[Path], typer.Argument(help="Folders or files of Inspect logs.")],
+    score_key: Annotated[str | None, typer.Option(
+        "--score-key", help="The score key to model (default: the only one, or the only 0/1 "
+                            "one).")] = None,
+    model: Annotated[str, typer.Option(help="2pl or rasch.")] = "2pl",
+    anchors: Annotated[int, typer.Option(help="Anchor items to pick (tinyBenchmarks).")] = 10,
+    folds: Annotated[int | None, typer.Option(
+        help="Subject folds for the held-out check (default: leave one out).")] = None,
+    errored: Annotated[str | None, typer.Option(
+        help="zero|drop: how an errored sample counts (default: each eval.yaml).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of anchors, folds and random draws.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Item response theory over logs: each model x setup's ability with its interval, each
+    item's difficulty and discrimination, anchor items and their held-out error."""
+    from harness.irt import irt_report
+
+    report = irt_report(log_dirs, score_key=score_key, model=model, anchors=anchors,
+                        folds=folds, errored=errored, seed=seed)
+    if as_json:
+        typer.echo(json.dumps(report, indent=2))
+        return
+    table = Table(title=f"{report['model']} on {report['score_key']}: {report['n_subjects']} "
+                        f"subjects x {report['n_items']} items")
+    for column in ("subject", "ability", "95% CI", "mean"):
+        table.add_column(column)
+    for row in report["subjects"]:
+        table.add_row(escape(row["subject"]), f"{row['ability']:+.2f}",
+                      f"[{row['ci'][0]:+.2f}, {row['ci'][1]:+.2f}]", f"{row['mean']:.3f}")
+    console.print(table)
+    ranked = sorted(report["items"], key=lambda r: -(r["discrimination"] or 0))[:5]
+    console.print("most discriminating: " + ", ".join(
+        f"{r['item']} (a {r['discrimination']:.2f}, b {r['difficulty']:+.2f})" for r in ranked))
+    console.print("anchors: " + ", ".join(f"{a['item']} ({a['weight']:.3f})"
+                                          for a in report["anchors"]))
+    hold = report["holdout"]
+    parts = [f"{name} {m['estimate']:.3f} [{m['ci'][0]:.3f}, {m['ci'][1]:.3f}]"
+             for name, m in hold["mae"].items()]
+    typer.echo(f"held out ({hold['folds']} folds), mean absolute error of the full mean from "
+               f"{hold['k']} items: " + "; ".join(parts))
+    typer.echo(f"counting: {report['counting']}")
+
+
 def main() -> None:  # pragma: no cover - console script shim
     app()
 

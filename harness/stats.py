@@ -1641,8 +1641,8 @@ def fit_irt(
         p = np.clip(p, 0.02, 0.98)
         return np.asarray(np.log(p / (1 - p)))
 
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sub_mean = (y * mask).sum(axis=1) / mask.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):  # (a subject with no response: 0.5)
+        sub_mean = np.nan_to_num((y * mask).sum(axis=1) / mask.sum(axis=1), nan=0.5)
         item_mean = (y * mask).sum(axis=0) / np.maximum(mask.sum(axis=0), 1)
     start = [logit(sub_mean) - (0.0 if fixed else float(np.mean(logit(sub_mean))))]
     if not fixed:
@@ -1855,7 +1855,8 @@ def anchor_holdout(responses: ArrayLike, k: int, model: str = "2pl", folds: int 
         random_err[test] = np.nanmean(np.abs(rand - truth[test][:, None]), axis=1)
     errors = {"anchor": np.abs(est["anchor"] - truth), "irt": np.abs(est["irt"] - truth),
               "random": random_err}
-    mae = {name: mean_ci(err[~np.isnan(err)], level=level) for name, err in errors.items()}
+    mae = {name: mean_ci(err[~np.isnan(err)], level=level, bounds=(0.0, 1.0))
+           for name, err in errors.items()}
     return AnchorHoldout(k=k, folds=folds, truth=truth, estimates=est, mae=mae)
 
 
