@@ -413,7 +413,9 @@ def leaderboard_build(
         help="[BENCHMARK=]MODEL_OR_AGENT_SUBSTRING or NUMBER scoring 0 when normalised "
              "(repeatable; default: 'random', 'floor').")] = None,
     pricing: Annotated[Path | None, typer.Option(
-        help="JSON/YAML {model: {input: $/Mtok, output: $/Mtok}} for cost columns.")] = None,
+        help="Inspect's --model-cost-config file (JSON/YAML {model: {input, output, "
+             "input_cache_write, input_cache_read}} $/Mtok; cache prices optional) for the "
+             "$/sample and score-per-$ columns.")] = None,
     n_boot: Annotated[int, typer.Option(help="Bootstrap resamples for rank intervals.")] = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     title: Annotated[str, typer.Option(help="Title of the site and Markdown.")] = "Leaderboard",
@@ -456,6 +458,31 @@ def leaderboard_build(
     counting = json.loads(paths["json"].read_text()).get("counting") or {}
     if counting.get("line"):
         typer.echo(f"counting: {counting['line']}")  # unwrapped: one line
+
+
+@leaderboard_app.command("regenerate")
+def leaderboard_regenerate(
+    boards: Annotated[list[Path] | None, typer.Argument(
+        help="Board folders or run files (default: every published board, "
+             "leaderboards/*/ with a committed site/).")] = None,
+    check: Annotated[bool, typer.Option(
+        "--check", help="Rebuild into scratch and compare with site/; exit 1 on any "
+                        "difference.")] = False,
+    skip_bad_logs: Annotated[bool, typer.Option(
+        "--skip-bad-logs", help="Skip a log that cannot be read instead of refusing.")] = False,
+) -> None:
+    """Rebuild published boards from their committed logs (--check: fail on any difference,
+    as `harness study regenerate --check` does for studies)."""
+    from leaderboards.runs.__main__ import published_boards, regenerate
+
+    chosen = list(boards or published_boards())
+    if not chosen:
+        console.print("[red]error:[/red] no published board under leaderboards/ (run from "
+                      "the repository root, or name a board folder)")
+        raise typer.Exit(2)
+    code = regenerate(chosen, check=check, skip_bad_logs=skip_bad_logs, echo=typer.echo)
+    if code:
+        raise typer.Exit(code)
 
 
 @models_app.command("list")
@@ -611,6 +638,104 @@ def serve(
     serve_forever(server)
     typer.echo("server stopped", err=True)
 
+
+
+@app.command("compare")
+def compare_cmd(
+    a: Annotated[Path, typer.Argument(
+        metavar="A", help="Run A: a log file or a folder of one run's logs.")],
+    b: Annotated[Path, typer.Argument(
+        metavar="B", help="Run B: the same; differences are B - A.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    html_out: Annotated[Path | None, typer.Option(
+        "--html", help="Write a page with the flipped items to this file.")] = None,
+    metric: Annotated[list[str] | None, typer.Option(
+        help="Score key to compare (repeatable; default: every key both runs hold).")] = None,
+    level: Annotated[float, typer.Option(help="Confidence level.")] = 0.95,
+    n_boot: Annotated[int, typer.Option(help="Item resamples of the bootstrap.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+) -> None:
+    """Compare two runs item by item: paired differences with CIs, exact McNemar, Holm,
+    the minimum detectable difference and the items that flipped (harness.compare)."""
+    from harness.compare import compare_paths, to_html, to_text
+
+    result = compare_paths(a, b, metrics=metric or None, level=level, n_boot=n_boot,
+                           seed=seed)
+    if html_out is not None:
+        from harness.atomic import write_text
+
+        html_out.parent.mkdir(parents=True, exist_ok=True)
+        write_text(html_out, to_html(result))
+    if as_json:
+        typer.echo(json.dumps(result.as_dict(), indent=1))
+    else:
+        typer.echo(to_text(result))
+        if html_out is not None:
+            typer.echo(f"html: {html_out}")
+    for warning in result.warnings if as_json else []:
+        typer.echo(f"warning: {warning}", err=True)
+
+
+@app.command("rescore")
+def rescore_cmd(
+    logs: Annotated[list[Path], typer.Argument(help="Log files or folders to re-score.")],
+    scorer: Annotated[str, typer.Option(
+        help="Scorer spec as for inspect score: a registered name or file.py@name.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for the new logs.")],
+    scorer_arg: Annotated[list[str] | None, typer.Option(
+        "-S", help="Scorer argument key=value (repeatable).")] = None,
+    action: Annotated[str, typer.Option(
+        help="overwrite: only the new scores; append: keep the old ones too.")] = "overwrite",
+    model: Annotated[str | None, typer.Option(
+        help="Model for model-graded scorers (default: the log's own).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Re-score stored outputs with another scorer into new logs (Inspect's score API);
+    the originals are untouched (harness.rescore)."""
+    from harness.rescore import as_json as rescored_json
+    from harness.rescore import describe, parse_args, rescore
+
+    if action not in ("overwrite", "append"):
+        console.print(f"[red]error:[/red] --action {action!r}: overwrite or append")
+        raise typer.Exit(2)
+    done = rescore(logs, scorer, out, scorer_args=parse_args(scorer_arg or []),
+                   action=cast(Literal["overwrite", "append"], action), model=model)
+    typer.echo(rescored_json(done) if as_json else describe(done))
+
+
+@app.command("consistency")
+def consistency_cmd(
+    logs: Annotated[list[Path], typer.Argument(help="Log files or folders (runs with epochs).")],
+    metric: Annotated[str, typer.Option(help="Score key.")],
+    k: Annotated[int, typer.Option("-k", help="k of pass@k and pass^k.")] = 1,
+    threshold: Annotated[float, typer.Option(
+        help="A trial passes when its value is at least this.")] = 1.0,
+    level: Annotated[float, typer.Option(help="Confidence level.")] = 0.95,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """pass@k, pass^k (Inspect's reducers) and the per-item flip rate between trials, per
+    run, with intervals (harness.consistency)."""
+    from harness.consistency import item_consistency, run_consistency
+    from harness.results import read_results
+
+    runs = run_consistency(item_consistency(read_results(logs), metric, k,
+                                            threshold=threshold), level=level)
+    if as_json:
+        typer.echo(json.dumps(runs, indent=1))
+        return
+
+    def fmt(cell: dict[str, Any]) -> str:
+        if cell["mean"] is None:
+            return "-"
+        lo, hi = cell["ci"]
+        return f"{cell['mean']:.3f} [{lo:.3f}, {hi:.3f}]"
+
+    table = Table("run", "model", "items", "epochs", f"pass@{k}", f"pass^{k}", "flip rate")
+    for run in runs:
+        table.add_row(escape(str(run["log_file"])), escape(str(run["model"])),
+                      str(run["items"]), ",".join(map(str, run["epochs"])),
+                      fmt(run["pass_at_k"]), fmt(run["pass_hat_k"]), fmt(run["flip_rate"]))
+    console.print(table)
 
 
 @app.command()
