@@ -34,6 +34,7 @@ MODULES: tuple[str, ...] = (
     "methods.recipes.rl_pmd",  # recipes: arith-sft, rl
     "methods.scout.recipe",  # recipes: scout-sft, scout-sft-ladder
     "methods.sika_gp.gps",  # plain methods: sika, gp-inducing, gp-exact
+    "methods.tabpe.aim",  # plain method: aim
     "methods.tabpe.synth",  # plain methods: tab-pe, marginals
     "methods.tfface.predict",  # plain methods: tf-face, gru, constant-velocity
     "methods.tpg.estimators",  # plain methods: tpg, dim
