@@ -482,7 +482,9 @@ SCORE_CI_METHOD = (
     "Wilson score interval on the item-clustered effective sample size (Korn & Graubard "
     "1998) when every score is 0 or 1 (a cell with no variance: the Wilson interval for its "
     "items); otherwise a t interval with the standard error clustered by item, clipped to "
-    "[0, 1] for scores in [0, 1]"
+    "[0, 1] for scores in [0, 1]; on boards a [0, 1] score with no variance to estimate "
+    "(one item, or every item alike) gets the Wilson interval for its items, never a "
+    "standard error of 0"
 )
 """What :func:`score_mean_ci` does, in words (for exports and captions)."""
 

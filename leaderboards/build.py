@@ -71,7 +71,8 @@ def leaderboard(frame: pl.DataFrame, by: tuple[str, ...] = ("task", "model"),
             est = score_mean_ci(values,
                                 cluster=group.filter(pl.col("counted"))["sample_id"].to_numpy(),
                                 bounds=(0.0, 1.0) if bounded else None,
-                                binary=proportion.get(key, False))
+                                binary=proportion.get(key, False),
+                                wilson_when_constant=True)
             mean, lo, hi = est.estimate, est.lo, est.hi
         rows.append({
             **dict(zip(by, keys, strict=True)),
@@ -133,8 +134,24 @@ def read_logs_counted(log_dirs: LogDirs, *, skip_bad_logs: bool = False
     return results.frame, empty, results.account
 
 
+_PRICE_KEYS = ("input", "output", "input_cache_write", "input_cache_read")
+
+
 def load_pricing(path: str | Path) -> dict[str, Price]:
-    """``{model: {"input": $/Mtok, "output": $/Mtok}}`` from a JSON or YAML file."""
+    """Model prices from Inspect's ``--model-cost-config`` file (JSON or YAML).
+
+    The format is Inspect's own, so one file prices a run (``inspect eval
+    --model-cost-config FILE``) and its board: ``{model: {input, output,
+    input_cache_write, input_cache_read}}`` in US dollars per million tokens (Inspect's
+    ``ModelCost``). The two cache prices may be left out here (cache reads then cost the
+    input price). A model is the name in the logs (``openai/gpt-4o-mini``) or that name
+    without its provider.
+
+    Raises:
+        UserInputError: The file is not such a mapping (one line naming the file).
+    """
+    from harness.errors import UserInputError
+
     text = Path(path).read_text()
     if str(path).endswith((".yaml", ".yml")):
         import yaml
@@ -142,7 +159,18 @@ def load_pricing(path: str | Path) -> dict[str, Price]:
         data = yaml.safe_load(text)
     else:
         data = json.loads(text)
-    return {str(model): Price(float(p["input"]), float(p["output"])) for model, p in data.items()}
+    if not isinstance(data, dict):
+        raise UserInputError(f"{path}: a pricing file maps model -> {{input, output}} $/Mtok")
+    prices: dict[str, Price] = {}
+    for model, cost in data.items():
+        unknown = sorted(set(cost) - set(_PRICE_KEYS)) if isinstance(cost, dict) else None
+        if not isinstance(cost, dict) or unknown or "input" not in cost or "output" not in cost:
+            raise UserInputError(
+                f"{path}: {model}: needs input and output (optionally input_cache_write, "
+                f"input_cache_read) in $ per million tokens"
+                + (f"; unknown {', '.join(unknown)}" if unknown else ""))
+        prices[str(model)] = Price(**{k: float(v) for k, v in cost.items()})
+    return prices
 
 
 def _copy_logs(frame: pl.DataFrame, empty: list[dict[str, Any]], folder: Path
@@ -213,34 +241,52 @@ def markdown(document: Mapping[str, Any], title: str = "Leaderboard") -> str:
                   f"rank intervals from {document['n_boot']} paired bootstrap resamples. "
                   "Tool calls/sample and the pooled share of valid calls come from each "
                   "benchmark's `tool_call_validity` score (— where a benchmark has no tools "
-                  "or no call was made).", ""]
+                  "or no call was made). A bounded score with no variance to estimate (one "
+                  "item, or every item alike) gets the Wilson interval for its items, never "
+                  "a standard error of 0. *Group*: entries whose rank intervals cannot be "
+                  "separated share a tie group (a group ends only where every rank interval "
+                  "above clears every one below), so read the group, not the rank. *Δ next* "
+                  "is the paired difference to the next entry down over the items both ran, "
+                  "*MDE next* the smallest such difference those items detect (paired t, "
+                  f"two-sided {100 - level}%, power 80%; where the two agree on every item, "
+                  "the SD of a [0, 1] score at p = 0.5). $/sample and score per $ need a "
+                  "pricing file (Inspect's model-cost config); tokens per point is "
+                  "tokens/sample over the score.", ""]
     if document.get("counting"):
         lines += [f"Counting: {document['counting']['line']}.", ""]
     lines += ["## Overall", "",
-              "| model | agent | benchmarks | mean win rate | mean normalised |",
-              "|---|---|---|---|---|"]
+              "| entry | model | agent | benchmarks | mean win rate | mean normalised |",
+              "|---|---|---|---|---|---|"]
     for r in document["overall"]:
-        lines.append(f"| {_cell(r['model'])} | {_cell(r['agent'])} | {r['n_benchmarks']} | "
-                     f"{_cell(r['mean_win_rate'])} | {_cell(r['mean_normalised'])} |")
+        lines.append(f"| {_cell(r.get('name'))} | {_cell(r['model'])} | {_cell(r['agent'])} | "
+                     f"{r['n_benchmarks']} | {_cell(r['mean_win_rate'])} | "
+                     f"{_cell(r['mean_normalised'])} |")
     for bench in document["benchmarks"]:
+        groups = len({e.get("tie_group") for e in bench["entries"]})
         lines += ["", f"## {bench['name']}", "", headline_line(bench), "",
-                  f"| rank | rank {level}% | model | agent | setup | score | {level}% CI | "
-                  "normalised | n | completed | errors | tool calls/sample | valid calls | "
-                  "tokens/sample | cost | work s/sample |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  f"{groups} tie group{'s' if groups != 1 else ''} among "
+                  f"{len(bench['entries'])} entries.", "",
+                  f"| rank | group | rank {level}% | entry | agent | setup | score | "
+                  f"{level}% CI | Δ next | MDE next | normalised | n | completed | errors | "
+                  "tool calls/sample | valid calls | tokens/sample | tokens/point | "
+                  "$/sample | score/$ | work s/sample |",
+                  "|" + "---|" * 21]
         for e in bench["entries"]:
             notes = [f"+{e['n_na']} N/A"] if e.get("n_na") else []
             if e.get("n_auto_submitted"):
                 notes.append(f"{e['n_auto_submitted']} auto-submitted")
             na = f" ({', '.join(notes)})" if notes else ""
             lines.append(
-                f"| {e['rank']} | {e['rank_lo']}–{e['rank_hi']} | {_cell(e['model'])} | "
-                f"{_cell(e['agent'])} | {_cell(e['setup'])} | {_cell(e['score'])} | "
-                f"[{_cell(e['ci_lo'])}, {_cell(e['ci_hi'])}] | {_cell(e['normalised'])} | "
+                f"| {e['rank']} | {_cell(e.get('tie_group'))} | {e['rank_lo']}–{e['rank_hi']} | "
+                f"{_cell(e.get('name'))} | {_cell(e['agent'])} | {_cell(e['setup'])} | "
+                f"{_cell(e['score'])} | [{_cell(e['ci_lo'])}, {_cell(e['ci_hi'])}] | "
+                f"{_cell(e.get('diff_next'))} | {_cell(e.get('mdd_next'))} | "
+                f"{_cell(e['normalised'])} | "
                 f"{e['n']} | {e['n_completed']} | {e['errors']}{na} | "
                 f"{_cell(e.get('tool_calls_per_sample'), 1)} | "
                 f"{_cell(e.get('tool_call_valid_rate'))} | "
-                f"{_cell(e['tokens_per_sample'], 1)} | {_cell(e['cost'], 4)} | "
+                f"{_cell(e['tokens_per_sample'], 1)} | {_cell(e.get('tokens_per_point'), 0)} | "
+                f"{_cell(e['cost_per_sample'], 5)} | {_cell(e.get('score_per_dollar'), 1)} | "
                 f"{_cell(e['working_time_per_sample'], 2)} |")
         pairs = [p for p in bench["pairwise"] if p["a"] < p["b"]]
         clear = sum(1 for p in pairs if p["ci_lo"] is not None and p["ci_hi"] is not None

@@ -42,9 +42,11 @@ from numpy.typing import NDArray
 from harness.evalspec import BenchmarkTask, ErroredPolicy, spec_for_task
 from harness.results import apply_errored_policy, with_unreported_keys
 from harness.stats import (
+    adjacent_mdd,
     bootstrap_rank_interval,
     is_proportion_score,
     paired_difference_ci,
+    rank_tie_groups,
     score_mean_ci,
 )
 
@@ -56,6 +58,7 @@ __all__ = [
     "compute",
     "entry_frame",
     "parse_reference",
+    "readable_name",
 ]
 
 _AGENT_KEYS = {"agent", "solver"}  # task args already reflected in the solver column
@@ -64,10 +67,25 @@ _MODEL_FACTORS = {"model", "agent", "solver"}  # factor levels that duplicate a 
 
 @dataclass(frozen=True)
 class Price:
-    """US dollars per million input and output tokens."""
+    """US dollars per million tokens, as Inspect's ``ModelCost`` (``--model-cost-config``).
+
+    ``input_cache_read`` prices the prompt tokens a provider served from its cache (the
+    results frame's ``cache_read_tokens``); when a pricing file leaves it out they cost
+    the input price. ``input_cache_write`` is kept for files written for Inspect, but the
+    logs' per-sample usage the board reads does not count cache writes, so it is unused.
+    """
 
     input: float
     output: float
+    input_cache_write: float | None = None
+    input_cache_read: float | None = None
+
+    def dollars(self, input_tokens: int, output_tokens: int, cache_read_tokens: int = 0
+                ) -> float:
+        """Inspect's ``compute_model_cost`` on summed usage (cache writes not logged)."""
+        cached = self.input if self.input_cache_read is None else self.input_cache_read
+        return (input_tokens * self.input + output_tokens * self.output
+                + cache_read_tokens * cached) / 1e6
 
 
 @dataclass(frozen=True)
@@ -111,7 +129,9 @@ class Options:
             (a benchmark eval.yaml does not describe is higher-is-better).
         oracle: references that define a normalised score of 1.
         floor: references that define a normalised score of 0.
-        pricing: model -> price; cost columns stay empty for models without one.
+        pricing: model -> price (:func:`leaderboards.build.load_pricing`); a model is
+            looked up by its full name, then without its provider prefix; cost columns
+            stay empty for models without one (scripted agents cost nothing to price).
         level: confidence level of every interval.
         n_boot: item resamples for the rank intervals.
         seed: seed of those resamples.
@@ -194,6 +214,29 @@ def _setup_labels(configs: pl.DataFrame) -> pl.DataFrame:
             out.append({**{c: row[c] for c in configs.columns},
                         "setup": ", ".join(parts) or "default"})
     return pl.DataFrame(out, schema={**configs.schema, "setup": pl.String()})
+
+
+_NO_MODEL = {"", "none", "none/none"}
+
+
+def _short_agent(agent: str) -> str:
+    """The part of a solver a reader recognises: ``pkg/agents.py@oracle`` -> ``oracle``,
+    ``start_game -> use_tools -> causalgame_agent`` -> ``causalgame_agent``."""
+    last = agent.rsplit("@", 1)[-1] if "@" in agent else agent.split("->")[-1].strip()
+    return last.rsplit("/", 1)[-1].removesuffix(".py") or agent
+
+
+def readable_name(model: str | None, agent: str | None) -> str:
+    """An entry's name for people: the agent for a scripted solver run without a model
+    (Inspect logs it as ``none/none``), the model and its agent otherwise."""
+    model, agent = model or "", agent or ""
+    short = _short_agent(agent) if agent and agent != "(none)" else ""
+    if model in _NO_MODEL:
+        return f"{short or 'no model'} (agent)"
+    provider, _, name = model.partition("/")
+    if provider == "scripted":
+        return f"{name} (scripted)"
+    return f"{name or model} · {short}" if short else (name or model)
 
 
 def _spec(task: str | None) -> BenchmarkTask | None:
@@ -319,6 +362,29 @@ def _reference_score(refs: Sequence[Reference], bench: str, table: pl.DataFrame,
     return None, None
 
 
+def _price(pricing: Mapping[str, Price], model: str) -> Price | None:
+    """The price of ``model``: by its full name, else without the provider prefix."""
+    found = pricing.get(model)
+    if found is None and "/" in model:
+        found = pricing.get(model.split("/", 1)[1])
+    return found
+
+
+def _per_cost(score: float | None, cost: float | None, lower: bool) -> float | None:
+    """``score / cost``: None without a positive cost or a score, and for a
+    lower-is-better score (a ratio of a time or an error to money ranks nothing)."""
+    if score is None or cost is None or cost <= 0 or lower or math.isnan(score):
+        return None
+    return score / cost
+
+
+def _point_cost(score: float | None, cost: float | None, lower: bool) -> float | None:
+    """``cost / score``: what one point of the score cost per sample (None at score 0)."""
+    if score is None or cost is None or lower or math.isnan(score) or score <= 0:
+        return None
+    return cost / score
+
+
 def _bounded(values: NDArray[np.float64]) -> bool:
     return bool(len(values)) and float(values.min()) >= 0.0 and float(values.max()) <= 1.0
 
@@ -345,14 +411,15 @@ def _entry_stats(rows: pl.DataFrame, options: Options, bounded: bool,
         if kept.height:
             est = score_mean_ci(kept["score"].to_numpy(), cluster=kept["sample_id"],
                                 level=options.level, bounds=(0.0, 1.0) if bounded else None,
-                                binary=binary)
+                                binary=binary, wilson_when_constant=True)
             score, se, lo, hi = est.estimate, est.se, est.lo, est.hi
         first = group.row(0, named=True)
-        price = options.pricing.get(first["model"])
+        price = _price(options.pricing, first["model"])
         tokens_in = int(group["input_tokens"].sum())
         tokens_out = int(group["output_tokens"].sum())
-        cost = None if price is None else (tokens_in * price.input
-                                           + tokens_out * price.output) / 1e6
+        cached = int(group["cache_read_tokens"].fill_null(0).sum()) \
+            if "cache_read_tokens" in group.columns else 0
+        cost = None if price is None else price.dollars(tokens_in, tokens_out, cached)
         n = group.height
         calls = group["tc_calls"].drop_nulls() if "tc_calls" in group.columns else None
         made = float(calls.sum()) if calls is not None and len(calls) else None
@@ -360,6 +427,7 @@ def _entry_stats(rows: pl.DataFrame, options: Options, bounded: bool,
         out.append({
             "benchmark": first["benchmark"], "entry": entry, "model": first["model"],
             "agent": first["agent"], "setup": first["setup"],
+            "name": readable_name(first["model"], first["agent"]),
             "score_key": first["score_key"], "score": score, "se": se,
             "ci_lo": lo, "ci_hi": hi, "n": n,
             "n_items": int(group["sample_id"].n_unique()),
@@ -439,6 +507,42 @@ def _ranks(matrix: NDArray[np.float64], options: Options, higher_is_better: bool
     return rank, lo, hi
 
 
+def _honest_columns(table: pl.DataFrame, matrix: NDArray[np.float64], columns: list[str],
+                    bounded: bool, options: Options) -> pl.DataFrame:
+    """What a board can separate (issue 51): per entry (in rank order) its tie group
+    from the rank intervals, and the paired difference to the next entry down with the
+    minimum detectable difference at the items both ran (alpha = 1 - level, power 0.8).
+    The last entry has no neighbour below; entries without a score have no MDE."""
+    col = {name: j for j, name in enumerate(columns)}
+    order = table["entry"].to_list()
+    scored = table["score"].is_not_null().to_list()
+    groups = rank_tie_groups(table["rank_lo"].to_numpy(), table["rank_hi"].to_numpy())
+    diff: list[float | None] = []
+    mdd: list[float | None] = []
+    pairs: list[int | None] = []
+    basis: list[str | None] = []
+    for i, name in enumerate(order):
+        if i + 1 == len(order) or not (scored[i] and scored[i + 1]):
+            for column in (diff, mdd, pairs, basis):
+                column.append(None)
+            continue
+        a, b = matrix[:, col[name]], matrix[:, col[order[i + 1]]]
+        both = ~np.isnan(a) & ~np.isnan(b)
+        found, _, why = adjacent_mdd(a[both], b[both], bounded=bounded,
+                                     alpha=1.0 - options.level)
+        diff.append(float(np.mean(a[both] - b[both])) if both.any() else None)
+        mdd.append(found)
+        pairs.append(int(both.sum()))
+        basis.append(why)
+    return table.with_columns(
+        pl.Series("tie_group", groups, dtype=pl.Int64()),
+        pl.Series("diff_next", diff, dtype=pl.Float64()),
+        pl.Series("mdd_next", mdd, dtype=pl.Float64()),
+        pl.Series("n_pairs_next", pairs, dtype=pl.Int64()),
+        pl.Series("mdd_basis", basis, dtype=pl.String()),
+    )
+
+
 def _references(refs: tuple[Reference, ...], bench: str,
                 agents: Sequence[str]) -> tuple[Reference, ...]:
     """The options' references, then the benchmark's eval.yaml agents (tried in that order)."""
@@ -498,6 +602,15 @@ def _benchmark(bench: str, rows: pl.DataFrame, options: Options
         pl.col("ci_lo").fill_nan(None), pl.col("ci_hi").fill_nan(None),
         pl.col("se").fill_nan(None),
     ).sort(["rank", "entry"])
+    table = _honest_columns(table, matrix, entries, bounded or binary, options)
+    table = table.with_columns(
+        pl.Series("score_per_dollar", [_per_cost(s, c, lower) for s, c in zip(
+            table["score"], table["cost_per_sample"], strict=True)], dtype=pl.Float64()),
+        pl.Series("cost_per_point", [_point_cost(s, c, lower) for s, c in zip(
+            table["score"], table["cost_per_sample"], strict=True)], dtype=pl.Float64()),
+        pl.Series("tokens_per_point", [_point_cost(s, t or None, lower) for s, t in zip(
+            table["score"], table["tokens_per_sample"], strict=True)], dtype=pl.Float64()),
+    )
     policy = ", ".join(sorted(set(rows["errored_policy"].drop_nulls().to_list()))) or None
     metric = found.metric(score_key) if found is not None else None
     info = {"benchmark": bench, "score_key": score_key, "bounded": bounded,
@@ -543,6 +656,9 @@ def _overall(entries: pl.DataFrame, lower: Mapping[str, bool] | None = None) -> 
                  pl.col("win_rate").mean().alias("mean_win_rate"),
                  pl.col("score").mean().alias("mean_score"),
                  pl.col("reference").drop_nulls().first())
+            .with_columns(pl.struct("model", "agent").map_elements(
+                lambda r: readable_name(r["model"], r["agent"]),
+                return_dtype=pl.String()).alias("name"))
             .sort(["mean_win_rate", "mean_normalised", "model"],
                   descending=[True, True, False], nulls_last=True))
 

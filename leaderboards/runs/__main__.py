@@ -23,8 +23,10 @@ each run below ``logs/<run>/`` (``log_root``), and the built tables, exports and
 ``--build [DIR]`` runs nothing: it builds the board from the logs with the file's ``board:``
 options (headline score per benchmark, oracle and floor references, title), into ``DIR``
 (default: the board folder's ``site/``). ``--check`` builds it into a scratch folder and
-compares every table and export with the committed ``site/`` (exit 1 on a difference): the
-board's counterpart of ``harness study regenerate --check``.
+compares every file with the committed ``site/`` (exit 1 on a difference): the same check as
+``harness leaderboard regenerate BOARD --check``, the board's counterpart of ``harness study
+regenerate --check``, which without a board checks every published board (a board folder
+under ``leaderboards/`` with a committed ``site/``).
 """
 
 from __future__ import annotations
@@ -135,12 +137,16 @@ def build_board(spec: dict[str, Any], out: Path, log_root: Path | None = None,
 
     board = spec.get("board") or {}
     defaults = Options()
+    pricing = board.get("pricing")
+    if pricing:
+        from leaderboards.build import load_pricing
     options = Options(
         headline=dict(board.get("headline") or {}),
         oracle=tuple(parse_reference(str(o)) for o in board["oracle"]) if "oracle" in board
         else defaults.oracle,
         floor=tuple(parse_reference(str(f)) for f in board["floor"]) if "floor" in board
         else defaults.floor,
+        pricing=load_pricing(str(pricing)) if pricing else {},
     )
     root = log_root or Path(spec.get("log_root", "logs"))
     return build([root], out, options, title=str(board.get("title", "Leaderboard")),
@@ -199,7 +205,7 @@ BOARD_FILE = "board.yaml"
 SITE = "site"
 """Where a board folder keeps its built tables, exports and site."""
 
-#: built files compared by ``--check`` (the HTML pages are rendered from the same tables)
+#: the tables a board must have (``--check`` compares every built file, these included)
 CHECKED = ("leaderboard.md", "leaderboard.csv", "overall.csv", "pairwise.csv", "entries.csv")
 
 
@@ -208,30 +214,75 @@ def run_file(path: Path) -> Path:
     return path / BOARD_FILE if path.is_dir() else path
 
 
+def _files(folder: Path) -> set[Path]:
+    """Every built file under ``folder``, relative (copied logs are inputs, not outputs)."""
+    if not folder.is_dir():
+        return set()
+    return {p.relative_to(folder) for p in folder.rglob("*")
+            if p.is_file() and p.relative_to(folder).parts[0] != "logs"}
+
+
+def _same(committed: Path, rebuilt: Path) -> bool:
+    if committed.name == "leaderboard.json":
+        docs = [json.loads(p.read_text()) for p in (committed, rebuilt)]
+        for doc in docs:
+            if isinstance(doc, dict):
+                doc.pop("generated_at", None)
+        return bool(docs[0] == docs[1])
+    return committed.read_bytes() == rebuilt.read_bytes()
+
+
 def check_board(spec: dict[str, Any], site: Path, skip_bad_logs: bool = False) -> list[str]:
-    """Rebuild the board into a scratch folder and compare it with ``site``: the tables as
-    text, ``leaderboard.json`` without the time it was built. Returns the differences."""
+    """Rebuild the board into a scratch folder and compare it with ``site``, file by file
+    (tables, Markdown, exports, pages and pictures; ``leaderboard.json`` as data, without
+    the time it was built): a file that differs, one the logs no longer build (stale) and
+    one not committed are each a difference. Returns the differences."""
     import tempfile
 
     problems: list[str] = []
     # beside site/, so the log paths the tables record (relative to the output) read the same
+    site.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".board-check-", dir=site.parent) as tmp:
         fresh = Path(tmp)
         build_board(spec, fresh, skip_bad_logs=skip_bad_logs)
-        for name in CHECKED:
-            if not (site / name).is_file():
+        committed, rebuilt = _files(site), _files(fresh)
+        for name in sorted(committed | rebuilt):
+            if name not in committed:
                 problems.append(f"{site / name}: not committed")
-            elif (site / name).read_text() != (fresh / name).read_text():
+            elif name not in rebuilt:
+                problems.append(f"{site / name}: stale (its logs no longer build it)")
+            elif not _same(site / name, fresh / name):
                 problems.append(f"{site / name}: differs from the board its logs build")
-        committed = json.loads((site / "leaderboard.json").read_text()) \
-            if (site / "leaderboard.json").is_file() else None
-        rebuilt = json.loads((fresh / "leaderboard.json").read_text())
-        for doc in (committed, rebuilt):
-            if isinstance(doc, dict):
-                doc.pop("generated_at", None)
-        if committed != rebuilt:
-            problems.append(f"{site / 'leaderboard.json'}: differs from the board its logs build")
     return problems
+
+
+def published_boards(root: Path = Path("leaderboards")) -> list[Path]:
+    """Board folders under ``root`` with a run file and a committed ``site/``."""
+    return sorted(p.parent for p in root.glob(f"*/{BOARD_FILE}") if (p.parent / SITE).is_dir())
+
+
+def regenerate(boards: list[Path], check: bool, skip_bad_logs: bool = False,
+               echo: Any = print) -> int:
+    """``harness leaderboard regenerate``: rebuild each board's ``site/`` from its logs, or
+    with ``check`` rebuild into scratch and compare (exit 1 on any difference)."""
+    failed = 0
+    for board in boards:
+        path = run_file(board)
+        spec = read_run_file(path)
+        site = path.parent / SITE
+        if check:
+            problems = check_board(spec, site, skip_bad_logs=skip_bad_logs)
+            for line in problems:
+                echo(f"FAIL {line}")
+            echo(f"board {path.parent}: " + ("the same as its logs build" if not problems
+                                             else f"{len(problems)} differ"))
+            failed += bool(problems)
+        else:
+            build_board(spec, site, skip_bad_logs=skip_bad_logs)
+            echo(f"board {path.parent}: rebuilt {site} from {spec.get('log_root', 'logs')}")
+    if check:
+        echo(f"{len(boards) - failed} of {len(boards)} boards the same as their logs build")
+    return 1 if failed else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -253,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     path = run_file(args.file)
     spec = read_run_file(path)
     site = path.parent / SITE
-    if args.check:
+    if args.check:  # the alias of ``harness leaderboard regenerate BOARD --check``
         problems = check_board(spec, site, skip_bad_logs=args.skip_bad_logs)
         for line in problems:
             print(f"FAIL {line}")
