@@ -15,6 +15,7 @@ shows it, and the scorer copies a task's entry into its score metadata
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
@@ -84,17 +85,28 @@ def markdown(table: dict[str, dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) not in (2, 3):
-        print(__doc__, file=sys.stderr)
-        return 2
-    cycles_run, quiet_run = (json.loads(Path(a).read_text()) for a in args[:2])
-    table = compare(cycles_run, quiet_run)
-    doc = {"cycles_run": args[0], "quiet_run": args[1], "flag_at": FLAG_AT, "tasks": table,
+    parser = argparse.ArgumentParser(
+        prog="harness formulacode calibration",
+        description="Each task's cycles speedup beside the quiet-host clock speedup; "
+                    f"differences over {FLAG_AT:.0%} are flagged.")
+    parser.add_argument("cycles_run", type=Path, help="validate JSON of a cycles run")
+    parser.add_argument("quiet_run", type=Path, help="validate JSON of a quiet-host clock run")
+    parser.add_argument("out", type=Path, nargs="?", default=None,
+                        help="write the calibration JSON here (the scorer reads "
+                             "benchmarks/formulacode/calibration.json)")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    runs = []
+    for path in (args.cycles_run, args.quiet_run):
+        try:
+            runs.append(json.loads(path.read_text()))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise SystemExit(f"{path}: not a readable validate JSON ({exc})") from None
+    table = compare(runs[0], runs[1])
+    doc = {"cycles_run": str(args.cycles_run), "quiet_run": str(args.quiet_run),
+           "flag_at": FLAG_AT, "tasks": table,
            "flagged": sorted(n for n, e in table.items() if e["flagged"])}
-    text = json.dumps(doc, indent=1)
-    if len(args) == 3:
-        Path(args[2]).write_text(text + "\n")
+    if args.out is not None:
+        args.out.write_text(json.dumps(doc, indent=1) + "\n")
     print(markdown(table))
     return 0
 
