@@ -18,8 +18,10 @@ numpy, pure epsilon-DP by basic composition (add/remove-one-record neighbours):
 * the output is ``n_syn`` rows drawn from the last population in proportion to its last
   noisy votes (post-processing).
 
-Baseline ``marginals``: the same noisy 1-way marginals with all of epsilon, each column
-sampled independently. Inputs: ``data`` (rows of integer codes), ``cards``, ``epsilon``,
+Reference ``marginals``: the same noisy 1-way marginals with all of epsilon, each column
+sampled independently (the task's first baseline; the paper's comparator, AIM, is
+``methods/tabpe/aim.py`` and is the family's baseline since task 1.1.0).
+Inputs: ``data`` (rows of integer codes), ``cards``, ``epsilon``,
 ``n_syn``. Outputs: ``synthetic`` (rows).
 """
 
@@ -74,7 +76,7 @@ def _inputs(inputs: Mapping[str, Any]) -> tuple[IntArray, tuple[int, ...], float
     return data, cards, float(inputs["epsilon"]), int(inputs.get("n_syn", len(data)))
 
 
-@plain_method("marginals", family=FAMILY, role="baseline")
+@plain_method("marginals", family=FAMILY, role="reference")
 def marginals(inputs: Mapping[str, Any], config: Mapping[str, Any],
               seed: int) -> dict[str, Any]:
     """Independent noisy 1-way marginals (all of epsilon), columns sampled independently."""
