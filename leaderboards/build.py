@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 
 from harness.atomic import staged_folder
+from harness.cost import load_pricing as _load_pricing
 from harness.results import (
     LogAccount,
     apply_errored_policy,
@@ -134,43 +135,10 @@ def read_logs_counted(log_dirs: LogDirs, *, skip_bad_logs: bool = False
     return results.frame, empty, results.account
 
 
-_PRICE_KEYS = ("input", "output", "input_cache_write", "input_cache_read")
-
-
 def load_pricing(path: str | Path) -> dict[str, Price]:
-    """Model prices from Inspect's ``--model-cost-config`` file (JSON or YAML).
-
-    The format is Inspect's own, so one file prices a run (``inspect eval
-    --model-cost-config FILE``) and its board: ``{model: {input, output,
-    input_cache_write, input_cache_read}}`` in US dollars per million tokens (Inspect's
-    ``ModelCost``). The two cache prices may be left out here (cache reads then cost the
-    input price). A model is the name in the logs (``openai/gpt-4o-mini``) or that name
-    without its provider.
-
-    Raises:
-        UserInputError: The file is not such a mapping (one line naming the file).
-    """
-    from harness.errors import UserInputError
-
-    text = Path(path).read_text()
-    if str(path).endswith((".yaml", ".yml")):
-        import yaml
-
-        data = yaml.safe_load(text)
-    else:
-        data = json.loads(text)
-    if not isinstance(data, dict):
-        raise UserInputError(f"{path}: a pricing file maps model -> {{input, output}} $/Mtok")
-    prices: dict[str, Price] = {}
-    for model, cost in data.items():
-        unknown = sorted(set(cost) - set(_PRICE_KEYS)) if isinstance(cost, dict) else None
-        if not isinstance(cost, dict) or unknown or "input" not in cost or "output" not in cost:
-            raise UserInputError(
-                f"{path}: {model}: needs input and output (optionally input_cache_write, "
-                f"input_cache_read) in $ per million tokens"
-                + (f"; unknown {', '.join(unknown)}" if unknown else ""))
-        prices[str(model)] = Price(**{k: float(v) for k, v in cost.items()})
-    return prices
+    """Prices from Inspect's ``--model-cost-config`` file (:func:`harness.cost.load_pricing`,
+    kept here for the callers that import it from the board)."""
+    return _load_pricing(path)
 
 
 def _copy_logs(frame: pl.DataFrame, empty: list[dict[str, Any]], folder: Path

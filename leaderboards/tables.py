@@ -39,6 +39,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from harness.cost import Price, price_for
 from harness.evalspec import BenchmarkTask, ErroredPolicy, spec_for_task
 from harness.results import apply_errored_policy, with_unreported_keys
 from harness.stats import (
@@ -63,29 +64,6 @@ __all__ = [
 
 _AGENT_KEYS = {"agent", "solver"}  # task args already reflected in the solver column
 _MODEL_FACTORS = {"model", "agent", "solver"}  # factor levels that duplicate a column
-
-
-@dataclass(frozen=True)
-class Price:
-    """US dollars per million tokens, as Inspect's ``ModelCost`` (``--model-cost-config``).
-
-    ``input_cache_read`` prices the prompt tokens a provider served from its cache (the
-    results frame's ``cache_read_tokens``); when a pricing file leaves it out they cost
-    the input price. ``input_cache_write`` is kept for files written for Inspect, but the
-    logs' per-sample usage the board reads does not count cache writes, so it is unused.
-    """
-
-    input: float
-    output: float
-    input_cache_write: float | None = None
-    input_cache_read: float | None = None
-
-    def dollars(self, input_tokens: int, output_tokens: int, cache_read_tokens: int = 0
-                ) -> float:
-        """Inspect's ``compute_model_cost`` on summed usage (cache writes not logged)."""
-        cached = self.input if self.input_cache_read is None else self.input_cache_read
-        return (input_tokens * self.input + output_tokens * self.output
-                + cache_read_tokens * cached) / 1e6
 
 
 @dataclass(frozen=True)
@@ -129,7 +107,7 @@ class Options:
             (a benchmark eval.yaml does not describe is higher-is-better).
         oracle: references that define a normalised score of 1.
         floor: references that define a normalised score of 0.
-        pricing: model -> price (:func:`leaderboards.build.load_pricing`); a model is
+        pricing: model -> price (:func:`harness.cost.load_pricing`); a model is
             looked up by its full name, then without its provider prefix; cost columns
             stay empty for models without one (scripted agents cost nothing to price).
         level: confidence level of every interval.
@@ -362,14 +340,6 @@ def _reference_score(refs: Sequence[Reference], bench: str, table: pl.DataFrame,
     return None, None
 
 
-def _price(pricing: Mapping[str, Price], model: str) -> Price | None:
-    """The price of ``model``: by its full name, else without the provider prefix."""
-    found = pricing.get(model)
-    if found is None and "/" in model:
-        found = pricing.get(model.split("/", 1)[1])
-    return found
-
-
 def _per_cost(score: float | None, cost: float | None, lower: bool) -> float | None:
     """``score / cost``: None without a positive cost or a score, and for a
     lower-is-better score (a ratio of a time or an error to money ranks nothing)."""
@@ -414,7 +384,7 @@ def _entry_stats(rows: pl.DataFrame, options: Options, bounded: bool,
                                 binary=binary, wilson_when_constant=True)
             score, se, lo, hi = est.estimate, est.se, est.lo, est.hi
         first = group.row(0, named=True)
-        price = _price(options.pricing, first["model"])
+        price = price_for(options.pricing, first["model"])
         tokens_in = int(group["input_tokens"].sum())
         tokens_out = int(group["output_tokens"].sum())
         cached = int(group["cache_read_tokens"].fill_null(0).sum()) \
