@@ -62,13 +62,16 @@ def parse_args(pairs: Sequence[str]) -> dict[str, Any]:
 
 
 def _target(source: Path, roots: Sequence[Path], out: Path) -> Path:
-    """The new log's path: its path under the argument it was found in, below ``out``."""
+    """The new log's path below ``out``: its path under the folder argument it was found
+    in (under that folder's name when several arguments were given, so two runs' logs
+    never land in one folder), or its file name."""
     for root in roots:
         if root.is_dir():
             try:
-                return out / source.relative_to(root)
+                relative = source.relative_to(root)
             except ValueError:
                 continue
+            return out / relative if len(roots) == 1 else out / root.name / relative
     return out / source.name
 
 
