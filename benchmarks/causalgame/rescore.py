@@ -14,6 +14,9 @@ auto-submitted, unsubmitted, N/A under the published protocol with the N/A rate 
 Wilson interval, the suite mean (as logged) and the published mean (submitted episodes
 only, the leaderboard's per-cell statistics from :mod:`environments.causalgame.compare`).
 
+The same rule as a scorer, for ``harness rescore`` (new logs instead of a table):
+:func:`published_protocol`.
+
 The published protocol also runs the released game (``compat=original``): a suite log run
 with ``compat=intended`` is rescored for N/A accounting only, which the ``compat`` column
 says.
@@ -28,6 +31,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from inspect_ai.scorer import Score, Scorer, Target, scorer
+from inspect_ai.solver import TaskState
+
+from benchmarks.causalgame.scorer import ci95, episode_count, episode_mean
 from environments.causalgame.compare import run_stats
 from harness.results import list_logs, read_results, read_score_metadata
 from harness.stats import wilson_ci
@@ -137,6 +144,38 @@ def rescore(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
             frame["task_args"][0] or "{}").get("compat")
         out.append({"log": str(path), **_run_label(frame.row(0, named=True)), **summary})
     return out
+
+
+@scorer(metrics={"survival": [episode_mean("survival"), ci95("survival")],
+                 "na": [episode_count("na")]})
+def published_protocol() -> Scorer:
+    """The published protocol's value of a stored episode, as a scorer for ``harness
+    rescore ... --scorer benchmarks/causalgame/rescore.py@published_protocol --action
+    append``: the logged survival where the agent itself submitted, N/A (null, ``na`` 1)
+    where it did not (:func:`agent_submitted`, the rule of this module's table). Reads the
+    episode's ``causalgame_scorer`` score, so it needs the old scores kept (append)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        old = (state.scores or {}).get("causalgame_scorer")
+        if old is None:
+            raise ValueError("published_protocol re-scores a causalgame_scorer score: run "
+                             "harness rescore with --action append")
+        value = old.value if isinstance(old.value, dict) else {}
+        meta = old.metadata or {}
+        submitted = agent_submitted(meta)
+        survival = value.get("survival")
+        kept = survival if submitted and survival is not None else None
+        return Score(value={"survival": kept, "na": float(kept is None)},
+                     answer=old.answer,
+                     explanation=("agent submitted" if submitted else
+                                  "auto-submitted" if meta.get("auto_submitted") else
+                                  "no submission") + ": "
+                     + ("N/A under the published protocol" if kept is None
+                        else f"survival {float(kept) * 100:.1f}%"),
+                     metadata={"agent_submitted": submitted,
+                               "auto_submitted": bool(meta.get("auto_submitted"))})
+
+    return score
 
 
 def pooled(runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
