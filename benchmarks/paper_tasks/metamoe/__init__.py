@@ -1,0 +1,2 @@
+"""Private experts unified by a proxy-trained router: diversity-aware (MetaMoE) vs relevance-only
+proxies."""

@@ -1,0 +1,1 @@
+"""MetaMoE: privately trained experts unified by a router trained on selected public proxies."""
