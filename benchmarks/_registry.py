@@ -25,6 +25,7 @@ MODULES: tuple[str, ...] = (
     "benchmarks.paper_tasks.household.household",
     "benchmarks.paper_tasks.household.policies",
     "benchmarks.paper_tasks.kupbi.kupbi",
+    "benchmarks.paper_tasks.metamoe.metamoe",
     "benchmarks.paper_tasks.scout.policies",
     "benchmarks.paper_tasks.scout.scout",
     "benchmarks.paper_tasks.sika_gp.sika_gp",

@@ -25,6 +25,7 @@ MODULES: tuple[str, ...] = (
     "methods.editors.simple",  # editors: none, ike
     "methods.hmh.filters",  # plain methods: hmh, chebnet, gcn
     "methods.kupbi.forecast",  # plain methods: kup-bi, dlinear
+    "methods.metamoe.routing",  # plain: metamoe, relevance-/random-proxies, uniform-ensemble
     "methods.models.esamp",  # whitebox method: esamp
     "methods.recipes.bbo_merge",  # recipes: bbo-merge, merge-ckpt
     "methods.recipes.cpt_rewind",  # recipes: cpt, head-rewind
