@@ -13,8 +13,12 @@ Ours, parameter-free and in numpy (no training)::
 
 with ``|h_i| = 1``; the memories are k-means centroids of the initial tokens. The dynamics
 are projected gradient steps on the sphere with a backtracking (Armijo) step, so every
-accepted step lowers E: the trace is monotone by construction, and the task checks it
-exactly. A node's anomaly score is its own attention energy per neighbour (degree-
+accepted step lowers E: that trace (``energy_descent``) is monotone by construction and
+proves nothing. What the task checks instead is ``energy``: the same dynamics from the same
+start at the fixed step ``step`` (the step the line search starts from), with no line
+search, i.e. whether the controlled dynamics themselves dissipate at that step; it can rise
+(it does at step >= 1, and on some graphs at 0.5). ``backtracks`` counts the trial steps the
+line search rejected. A node's anomaly score is its own attention energy per neighbour (degree-
 normalised, :func:`local_energy`) at the start plus at the attractor (a node whose
 neighbours disagree with it keeps a high energy), plus how far the dynamics moved it.
 
@@ -24,7 +28,9 @@ no inhibition; its score is the distance a token moved. The energy E is evaluate
 layers too (the same function), where nothing keeps it from rising.
 
 Inputs: ``n``, ``edges``, ``x``. Config: ``beta``, ``steps``/``layers``, ``lam``, ``kappa``,
-``memories``. Outputs: ``score`` per node, ``energy`` (the trace, one value per step).
+``memories``. Config ``step`` is the fixed step of the measured trace (and the line search's first
+trial). Outputs: ``score`` per node, ``energy`` (the fixed-step trace, one value per
+step; the baseline's layers), and for CDAT ``energy_descent`` and ``backtracks``.
 """
 
 from __future__ import annotations
@@ -125,10 +131,12 @@ def cdat(inputs: Mapping[str, Any], config: Mapping[str, Any], seed: int) -> dic
     h0 = _tokens(inputs["x"])
     beta, beta_m, lam, kappa, n_mem = _config(config)
     memories = _memories(h0, n_mem, seed)
-    h, step = h0.copy(), float(config.get("step", 0.5))
+    step0 = float(config.get("step", 0.5))
+    steps = int(config.get("steps", 20))
+    h, step, backtracks = h0.copy(), step0, 0
     e, grad = energy_and_grad(h, mask, memories, beta, beta_m, lam, kappa)
     trace = [e]
-    for _ in range(int(config.get("steps", 20))):
+    for _ in range(steps):
         tangent = grad - np.einsum("ij,ij->i", grad, h)[:, None] * h
         slope = float((tangent * tangent).sum())
         while step > 1e-8:  # Armijo backtracking: accept only a sufficient decrease
@@ -137,6 +145,7 @@ def cdat(inputs: Mapping[str, Any], config: Mapping[str, Any], seed: int) -> dic
             if e_new <= e - 1e-4 * step * slope:
                 break
             step *= 0.5
+            backtracks += 1
         else:
             break
         h, e, grad = candidate, e_new, g_new
@@ -144,7 +153,25 @@ def cdat(inputs: Mapping[str, Any], config: Mapping[str, Any], seed: int) -> dic
         step *= 1.5
     moved = np.linalg.norm(h - h0, axis=1)
     score = local_energy(mask, h, beta) + local_energy(mask, h0, beta) + moved
-    return {"score": score.tolist(), "energy": trace}
+    free = fixed_step_trace(h0, mask, memories, (beta, beta_m, lam, kappa), step0, steps)
+    return {"score": score.tolist(), "energy": free, "energy_descent": trace,
+            "backtracks": backtracks}
+
+
+def fixed_step_trace(h0: Array, mask: sp.csr_matrix, memories: Array,
+                     params: tuple[float, float, float, float], step: float,
+                     steps: int) -> list[float]:
+    """E along the projected gradient dynamics at a fixed ``step``, with no line search:
+    the dynamics' own dissipation (nothing forces this trace down)."""
+    h = h0.copy()
+    e, grad = energy_and_grad(h, mask, memories, *params)
+    trace = [e]
+    for _ in range(steps):
+        tangent = grad - np.einsum("ij,ij->i", grad, h)[:, None] * h
+        h = _unit(h - step * tangent)
+        e, grad = energy_and_grad(h, mask, memories, *params)
+        trace.append(e)
+    return trace
 
 
 @plain_method("transformer", family=FAMILY, role="baseline")

@@ -1,16 +1,19 @@
 """CDAT: energy-descent attention against plain attention layers for unsupervised graph
-anomaly detection, AUROC and the monotone energy trace.
+anomaly detection, AUROC and whether the dynamics dissipate.
 
 Zhang et al., "Controlled Dynamics Attractor Transformer" (CDAT), arXiv:2606.15207. Each
 sample is a cell (seed, n): a seeded homophilous community graph from ``environments/cdat``
 with injected structural (cliques) and contextual (far-feature) anomalies, 6% of the nodes.
 A method sees the edges and features only and returns an anomaly score per node and
 its energy trace; it is scored by AUROC (all anomalies, and each kind against the clean
-nodes) and exactly on the trace: how many steps raised the energy. The baseline runs on the
-same graph.
+nodes) and exactly on the trace: how many steps raised the energy. The trace checked is
+the dynamics' own at the fixed step ``step`` with no line search (CDAT's backtracked descent
+is monotone by construction, so it is not the one checked); the baseline's is its layers'.
+The baseline runs on the same graph.
 
     inspect eval harness/cdat --model none
     inspect eval harness/cdat --model none -T ns=1000 -T n_seeds=50 -T steps=40
+    inspect eval harness/cdat --model none -T step=1.0   # a step at which the dynamics rise
     python -m harness.method_tasks --keys auroc,auroc_structural,auroc_contextual,monotone logs/
 """
 
@@ -33,7 +36,7 @@ DEFAULT_METHOD = "cdat"
 DEFAULT_BASELINE = "transformer"
 DEFAULT_SEED = 100  # seeds 0-3 were used while writing the methods; the report uses others
 FAMILY = "graph_anomaly"
-VERSION = "1.0.0"
+VERSION = "1.1.0"  # 1.1.0: monotone is measured on the fixed-step trace, not the backtracked one
 
 
 def auroc(score: np.ndarray, label: np.ndarray) -> float:
@@ -75,6 +78,7 @@ class AnomalyProblem:
             "energy_rises": float(rises.sum()), "monotone": float(not rises.any()),
             "energy_drop": float((energy[0] - energy[-1]) / max(abs(energy[0]), 1e-12)),
             "steps": float(len(energy) - 1), "anomaly_rate": float(truth.label.mean()),
+            **({"backtracks": float(outputs["backtracks"])} if "backtracks" in outputs else {}),
         }
 
 
@@ -98,6 +102,7 @@ def cdat(
     ns: int | str | list[int] = DEFAULT_NS,
     steps: int = 20,
     beta: float = 4.0,
+    step: float = 0.5,
     method: str = DEFAULT_METHOD,
     baseline: str | None = DEFAULT_BASELINE,
     seed: int = DEFAULT_SEED,
@@ -111,6 +116,8 @@ def cdat(
         ns: Graph sizes (nodes); 120 nodes at least.
         steps: Descent steps (CDAT) and attention layers (the baseline).
         beta: Attention inverse temperature (both methods).
+        step: CDAT's fixed step: the measured (un-line-searched) trace's, and the line
+            search's first trial.
         method: The plain method scored (``cdat`` or ``transformer``).
         baseline: Run on the same graph too (or ``none``).
         seed: First graph's seed.
@@ -119,7 +126,7 @@ def cdat(
     """
     sizes = [max(int(round(v * scale)), 120) for v in _ns(ns)]
     records = [{"seed": seed + i, "n": v} for i in range(n_seeds) for v in sizes]
-    config = {"steps": steps, "layers": steps, "beta": beta}
+    config = {"steps": steps, "layers": steps, "beta": beta, "step": step}
     return method_task(
         name="cdat", family=FAMILY, problem=AnomalyProblem(),
         samples=[record_to_sample(r) for r in records], method=method, baseline=baseline,

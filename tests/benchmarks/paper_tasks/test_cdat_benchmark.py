@@ -10,11 +10,21 @@ from inspect_ai import eval as inspect_eval
 
 from benchmarks.paper_tasks.cdat import cdat as cdat_module
 from harness.method_tasks import summarise
+from methods.cdat.energy import cdat as cdat_method
 
 
 def test_auroc_counts_ordered_pairs_with_ties_halved() -> None:
     assert cdat_module.auroc(np.array([0.1, 0.4, 0.35, 0.8]), np.array([0, 0, 1, 1])) == 0.75
     assert cdat_module.auroc(np.array([1.0, 1.0]), np.array([0, 1])) == 0.5
+
+
+def test_monotone_is_scored_on_the_fixed_step_trace_and_can_fail() -> None:
+    problem = cdat_module.AnomalyProblem()
+    inputs, truth = problem.prepare({"seed": 100, "n": 500})
+    rising = problem.score(cdat_method(inputs, {"step": 2.0}, 100), truth, {})
+    falling = problem.score(cdat_method(inputs, {"step": 0.1}, 100), truth, {})
+    assert rising["monotone"] == 0.0 and rising["energy_rises"] >= 3
+    assert falling["monotone"] == 1.0 and rising["backtracks"] > 0
 
 
 def test_ids_and_scale() -> None:

@@ -1,4 +1,5 @@
-"""CDAT's energy: the gradient is right, the descent is monotone, anomalies score high."""
+"""CDAT's energy: the gradient is right, the backtracked descent is monotone, the fixed-step
+trace (the one the task checks) can rise, anomalies score high."""
 
 from __future__ import annotations
 
@@ -32,7 +33,22 @@ def test_gradient_matches_finite_differences() -> None:
 def test_descent_is_monotone_and_flags_the_odd_node() -> None:
     edges, x = _graph()
     out = cdat({"n": 60, "edges": edges, "x": x}, {"steps": 15}, 0)
-    assert (np.diff(out["energy"]) <= 1e-12).all()
+    assert (np.diff(out["energy_descent"]) <= 1e-12).all()
+    assert len(out["energy"]) == 16 and out["backtracks"] >= 0
     assert int(np.argmax(out["score"])) == 7
     base = transformer({"n": 60, "edges": edges, "x": x}, {"layers": 5}, 0)
     assert len(base["energy"]) == 6 and len(base["score"]) == 60
+
+
+def test_fixed_step_trace_is_a_check_that_can_fail() -> None:
+    """The measured trace is the dynamics' own: small steps dissipate, a large step rises,
+    while the backtracked trace stays monotone at every step (so it could never tell)."""
+    from environments.cdat import make_anomaly_graph
+
+    g = make_anomaly_graph(n=500, n_cliques=6, clique_size=5, seed=100)
+    inputs = {"n": g.n, "edges": g.edges, "x": g.x}
+    small = cdat(inputs, {"steps": 20, "step": 0.1}, 100)
+    large = cdat(inputs, {"steps": 20, "step": 2.0}, 100)
+    assert (np.diff(small["energy"]) <= 0).all()
+    assert (np.diff(large["energy"]) > 0).sum() >= 3
+    assert (np.diff(large["energy_descent"]) <= 1e-12).all() and large["backtracks"] > 0
