@@ -13,9 +13,10 @@ prompt and generality on its paraphrase; locality = argmax agreement on the loca
 with the soft prompt prepended against the unedited argmax, i.e. what a false retrieval
 would cost), means × 100 with 95% bootstrap CIs over records (:mod:`harness.stats`).
 
-    python -m benchmarks.medversa.medrek_budget \\
+    harness medversa medrek-budget \\
         --data ../shared/reference-data/medversa/test.json --steps 600 \\
-        --checkpoints 0,30,100,200,400,600 --out methods/studies/medversa_protocol/logs/medrek_budget
+        --checkpoints 0,30,100,200,400,600 \\
+        --out methods/studies/medversa_protocol/logs/medrek_budget
 
 Each checkpoint's encoder is also written to MedREK's training cache under the key a run
 with ``steps=<checkpoint>`` would have (the runs are identical: nothing random is drawn
