@@ -37,12 +37,15 @@ import platform
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import polars as pl
 
-if TYPE_CHECKING:
-    from harness.compare import Run
+
+class _Side(Protocol):
+    """One side of a comparison (:class:`harness.compare.Run`): its logs' eval specs."""
+
+    specs: list[dict[str, Any]]
 
 __all__ = ["PACKAGES", "collect", "compare_provenance", "dataset_hash", "file_sha256",
            "run_provenance", "task_record"]
@@ -261,7 +264,7 @@ def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix: value}
 
 
-def compare_provenance(a: Run, b: Run, shared: pl.DataFrame, texts_a: pl.DataFrame,
+def compare_provenance(a: _Side, b: _Side, shared: pl.DataFrame, texts_a: pl.DataFrame,
                        texts_b: pl.DataFrame) -> tuple[list[str], dict[str, Any]]:
     """Warnings (one line each) where A's and B's recorded provenance differ, and both
     sides' provenance with the hash of the data both hold under the shared ids.
