@@ -770,6 +770,12 @@ class _Log:
         ``task_id``: an eval set resumed after a kill starts the task afresh, under a new
         id, when the killed log holds no finished sample."""
         values = _eval_values(self.header, "")
+        # provenance (harness.provenance) describes the environment, not the cell: an
+        # attempt resumed after a package upgrade is still an attempt of the same cell
+        metadata = _loads(values["eval_metadata"].encode())
+        if isinstance(metadata, dict) and "provenance" in metadata:
+            values["eval_metadata"] = _dumps(
+                {k: v for k, v in metadata.items() if k != "provenance"})
         # the same task is recorded as ``harness/arithmetic`` or ``arithmetic`` depending
         # on how the registry was loaded in that process (seen across one study's resume)
         values["task"] = str(values["task"] or "").rsplit("/", 1)[-1]
