@@ -91,8 +91,12 @@ def build_task(cell: Cell, study: Study) -> Any:
 
     task = load_task(cell.task, cell.task_args)
     task = apply_intervention(task, cell.intervention, cell.intervention_seed)
+    from harness.provenance import KEY, task_record
+
+    # provenance once per run (issue 51): packages, sandbox, model file, data, study file
+    record = task_record(task, cell.model, cell.model_args, study.source)
     updates: dict[str, Any] = {
-        "metadata": {**(task.metadata or {}), **cell.metadata},
+        "metadata": {**(task.metadata or {}), **cell.metadata, KEY: record},
         "tags": sorted(set(task.tags or []) | set(cell.tags)),
     }
     if cell.model is not None:  # a recipe product is built (or found) here: model_path=DIR
