@@ -80,3 +80,27 @@ def test_compare_warns_where_recorded_provenance_differs() -> None:
     one_sided, _ = compare_provenance(_run("a", base), _run("b", None), shared, _texts("x"),
                                       _texts("x"))
     assert one_sided == ["provenance: recorded by only one side (A); the other's is unknown"]
+
+
+def _json_log(path: Path, eval_id: str, created: str, status: str, ids: list[str],
+              numpy: str) -> None:
+    import json
+
+    spec = {"eval_id": eval_id, "run_id": eval_id, "created": created, "task": "t",
+            "model": "m", "task_args": {}, "model_args": {},
+            "metadata": {"cell_id": "c1", "provenance": {"packages": {"numpy": numpy}}}}
+    samples = [{"id": i, "epoch": 1, "scores": {"s": {"value": 1}}} for i in ids]
+    path.write_text(json.dumps({"version": 2, "status": status, "eval": spec,
+                                "samples": samples}))
+
+
+def test_an_attempt_resumed_in_another_environment_is_still_the_same_cell(
+        tmp_path: Path) -> None:
+    from harness.results import load_results
+
+    _json_log(tmp_path / "first.json", "e1", "2026-01-01T00:00:00", "error", ["1"], "2.0")
+    _json_log(tmp_path / "second.json", "e2", "2026-01-02T00:00:00", "success", ["1", "2"],
+              "2.1")
+    loaded = load_results(tmp_path)
+    assert loaded.frame.height == 2  # sample 1 once, from the successful attempt
+    assert [a.why for a in loaded.account.set_aside] == ["superseded"]
