@@ -319,6 +319,12 @@ def study_report(
     skip_bad_logs: Annotated[bool, typer.Option(
         "--skip-bad-logs", help="Skip a log that cannot be read (listed in the report's "
                                 "counting) instead of refusing the report.")] = False,
+    cost: Annotated[bool, typer.Option(
+        "--cost", help="Add a cost section: tokens and seconds per sample per cell.")] = False,
+    pricing: Annotated[Path | None, typer.Option(
+        "--pricing", help="Inspect's --model-cost-config file: the cost section in dollars "
+                          "per sample, score per dollar and cost per point (implies "
+                          "--cost).")] = None,
 ) -> None:
     """Write report.html, report.md and report.json for a study's logs. Each (cell,
     sample, epoch) counts once; the report says what was set aside."""
@@ -335,6 +341,10 @@ def study_report(
         options["headline_factor"] = headline_factor
     if skip_bad_logs:
         options["skip_bad_logs"] = True
+    if cost:
+        options["cost"] = True
+    if pricing is not None:
+        options["pricing"] = str(pricing)
     paths = build_report(log_dir, out, **options)
     for kind, path in paths.items():
         console.print(f"{kind}: {path}")

@@ -95,18 +95,21 @@ def price_for(pricing: Mapping[str, Price], model: str | None) -> Price | None:
     return found
 
 
-def with_dollars(frame: pl.DataFrame, pricing: Mapping[str, Price]) -> pl.DataFrame:
+def with_dollars(frame: pl.DataFrame, pricing: Mapping[str, Price],
+                 model_column: str = "model") -> pl.DataFrame:
     """``frame`` (rows of the results frame) with ``dollars``: each row's sample priced at
-    its model's price (null for an unpriced model)."""
-    models = frame.get_column("model").unique().to_list() if "model" in frame.columns else []
+    its model's price (null for an unpriced model). ``model_column`` holds the Inspect
+    model name (a study frame keeps it as ``log_model`` when a factor is named ``model``)."""
+    models = (frame.get_column(model_column).unique().to_list()
+              if model_column in frame.columns else [])
     rows = [(m, p.input, p.output, p.input if p.input_cache_read is None else p.input_cache_read)
             for m in models if (p := price_for(pricing, m)) is not None]
-    table = pl.DataFrame(rows, schema={"model": pl.String(), "_pin": pl.Float64(),
+    table = pl.DataFrame(rows, schema={model_column: pl.String(), "_pin": pl.Float64(),
                                        "_pout": pl.Float64(), "_pcache": pl.Float64()},
                          orient="row")
     cached = (pl.col("cache_read_tokens").fill_null(0) if "cache_read_tokens" in frame.columns
               else pl.lit(0))
-    return (frame.join(table, on="model", how="left")
+    return (frame.join(table, on=model_column, how="left")
             .with_columns(((pl.col("input_tokens").fill_null(0) * pl.col("_pin")
                             + pl.col("output_tokens").fill_null(0) * pl.col("_pout")
                             + cached * pl.col("_pcache")) / 1e6).alias("dollars"))
@@ -119,7 +122,7 @@ def _ratio(num: pl.Expr, den: pl.Expr) -> pl.Expr:
 
 
 def cost_summary(frame: pl.DataFrame, by: Sequence[str], pricing: Mapping[str, Price],
-                 score: str = "score_value") -> pl.DataFrame:
+                 score: str = "score_value", model_column: str = "model") -> pl.DataFrame:
     """Per group of ``by``: samples, tokens, seconds and dollars per sample, the mean
     score, and what a point of it cost.
 
@@ -128,7 +131,7 @@ def cost_summary(frame: pl.DataFrame, by: Sequence[str], pricing: Mapping[str, P
     / ``tokens_per_point`` are null without a positive cost or score (a ratio of a
     lower-is-better score to cost means nothing; the caller leaves it out).
     """
-    priced = with_dollars(frame, pricing)
+    priced = with_dollars(frame, pricing, model_column)
     out = (priced.group_by(list(by), maintain_order=True)
            .agg(pl.len().alias("n"),
                 pl.col("input_tokens").fill_null(0).mean().alias("input_tokens_per_sample"),

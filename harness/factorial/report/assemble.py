@@ -15,6 +15,7 @@ import polars as pl
 
 from harness.factorial.causal import identification
 from harness.factorial.report.attribution import attribution_section
+from harness.factorial.report.cost import cost_section
 from harness.factorial.report.frame import Source, display_levels, study_factors, study_frame
 from harness.factorial.report.options import (
     DEFAULT_ITEM,
@@ -89,6 +90,13 @@ def default_command(source: Source, out_dir: Path, spec: Spec, title: str | None
     if title:
         words += ["--title", title]
     return shlex.join(words)
+
+
+def _cost_words(options: ReportOptions) -> list[str]:
+    """The cost options as the ``harness study report`` line records them."""
+    if options.get("pricing"):
+        return ["--pricing", str(options["pricing"])]
+    return ["--cost"] if options.get("cost") else []
 
 
 def report_data(
@@ -168,7 +176,9 @@ def report_data(
     analysis, analysis_error = run_analysis(scored, spec)
     studies = sorted(scored.get_column("study").drop_nulls().unique().to_list())
     out = Path(out_dir) if out_dir is not None else Path("report")
-    line = command or default_command(source, out, spec, title, (score_key, factors))
+    line = command or (default_command(source, out, spec, title, (score_key, factors))
+                       + "".join(f" {shlex.quote(w)}" for w in _cost_words(options)))
+    wants_cost = bool(options.get("cost") or options.get("pricing"))
     return {
         "schema_version": SCHEMA_VERSION,
         "title": title or f"Factorial report: {', '.join(studies) or 'study'}",
@@ -192,6 +202,8 @@ def report_data(
         "provenance": provenance(scored, line),
         "design": design,
         "cell_results": cells,
+        **({"cost": clean(cost_section(scored, spec, design, options.get("pricing")))}
+           if wants_cost else {}),
         "effects": clean(effects_section(scored, spec, level_order)),
         "notes": report_notes(scored, spec, analysis),
         "analysis": analysis,

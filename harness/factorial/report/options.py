@@ -47,7 +47,9 @@ class ReportOptions(TypedDict, total=False):
     family: ``gaussian`` or ``binomial``; item_mode: ``fixed``, ``cluster``, ``random`` or
     None; anova_type: 2 or 3; headline_factor: the factor the attribution is about
     [the study file's ``headline_factor``, else ``model`` when a factor, else the first];
-    skip_bad_logs: skip a log that cannot be read, listed in ``data.counting`` [refuse].
+    skip_bad_logs: skip a log that cannot be read, listed in ``data.counting`` [refuse];
+    cost: add the cost section (tokens, seconds per sample; :mod:`.cost`) [no];
+    pricing: an Inspect model-cost config pricing that section in dollars (implies cost).
     """
 
     response: str
@@ -63,6 +65,8 @@ class ReportOptions(TypedDict, total=False):
     anova_type: int
     headline_factor: str | None
     skip_bad_logs: bool
+    cost: bool
+    pricing: str | None
 
 
 def check_options(options: Mapping[str, object]) -> None:

@@ -93,8 +93,9 @@ def _report_options(words: list[str]) -> tuple[Path | None, dict[str, Any], Path
     log_dir: Path | None = None
     out: Path | None = None
     options: dict[str, Any] = {}
-    names = {"--score-key": "score_key", "--headline-factor": "headline_factor"}
-    flags = {"--skip-bad-logs": "skip_bad_logs"}
+    names = {"--score-key": "score_key", "--headline-factor": "headline_factor",
+             "--pricing": "pricing"}
+    flags = {"--skip-bad-logs": "skip_bad_logs", "--cost": "cost"}
     i = 0
     while i < len(words):
         word = words[i]
@@ -149,7 +150,10 @@ def plans(root: Path, base: Path) -> tuple[list[Plan], list[Outcome]]:
             else plan.log_dir
         recorded = base / plan.recorded_out if plan.recorded_out is not None \
             and not plan.recorded_out.is_absolute() else plan.recorded_out
-        out.append(Plan(plan.command, plan.kind, log_dir, plan.options, recorded,
+        options = dict(plan.options)
+        if options.get("pricing") and not Path(options["pricing"]).is_absolute():
+            options["pricing"] = str(base / options["pricing"])  # read from base, as logs
+        out.append(Plan(plan.command, plan.kind, log_dir, options, recorded,
                         tuple(folders)))
     return out, problems
 

@@ -176,6 +176,25 @@ def _counting_note(data: Mapping[str, Any]) -> str:
     return f" Logs: {counting['line']}." if counting else ""
 
 
+def cost_tables(cost: Mapping[str, Any] | None, factors: list[str]) -> list[Table]:
+    """The cost section (``--cost`` / ``--pricing``) as one table, when the report has it."""
+    if not cost:
+        return []
+    cols = ["n", "tokens_per_sample", "working_s_per_sample", "dollars_per_sample",
+            "mean_score", "score_per_dollar", "dollars_per_point", "tokens_per_point"]
+    priced = ", ".join(f"{m}: ${p['input']:g}/${p['output']:g} per Mtok in/out"
+                       for m, p in (cost.get("prices") or {}).items())
+    note = ("Per sample means over samples x epochs (working seconds exclude waiting for a "
+            "model connection). " + (f"Prices from {cost['pricing_file']} ({priced}). "
+                                     if cost.get("pricing_file") else "No pricing file: "
+                                     "dollars are left empty. ")
+            + (f"Unpriced (no dollars): {', '.join(cost['unpriced_models'])}."
+               if cost.get("unpriced_models") else ""))
+    return [Table("cost", "Cost per sample and per point", [*factors, *cols],
+                  [[*[c["levels"][f] for f in factors], *[c.get(k) for k in cols]]
+                   for c in cost.get("cells") or []], note=note.strip())]
+
+
 def report_tables(data: Mapping[str, Any]) -> list[Table]:
     """Every table of the report, in reading order (the Markdown and HTML share them)."""
     factors: list[str] = data["response"]["factors"]
@@ -202,6 +221,7 @@ def report_tables(data: Mapping[str, Any]) -> list[Table]:
                     "size for 0/1 scores (a cell with no variance: Wilson for its items)."
                     if _binary(data) else "95% CIs clustered by item.") + errored_note),
     ]
+    tables += cost_tables(data.get("cost"), factors)
     analysis = data.get("analysis") or {}
     anova = anova_rows(analysis)
     if anova:
