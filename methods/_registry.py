@@ -15,6 +15,7 @@ from inspect_ai.model import ModelAPI, modelapi
 from harness.registry import declare, import_modules, model_wrapper
 
 MODULES: tuple[str, ...] = (
+    "methods.agents.bridged",  # agent: langgraph-react (Inspect's agent bridge)
     "methods.agents.lightwm.agent",  # agent: lightwm
     "methods.agents.lightwm_policies",  # scripted/lightwm-*
     "methods.agents.memory_react",  # agents: react, react-memory
