@@ -28,6 +28,7 @@ MODULES: tuple[str, ...] = (
     "methods.kupbi.forecast",  # plain methods: kup-bi, dlinear
     "methods.metamoe.routing",  # plain: metamoe, relevance-/random-proxies, uniform-ensemble
     "methods.models.esamp",  # whitebox method: esamp
+    "methods.rubik_hmm.heuristic",  # plain methods: hmm-soft, scramble-depth
     "methods.recipes.bbo_merge",  # recipes: bbo-merge, merge-ckpt
     "methods.recipes.cpt_rewind",  # recipes: cpt, head-rewind
     "methods.recipes.procedural",  # recipe: procedural-pretraining
