@@ -26,6 +26,7 @@ MODULES: tuple[str, ...] = (
     "benchmarks.paper_tasks.household.policies",
     "benchmarks.paper_tasks.kupbi.kupbi",
     "benchmarks.paper_tasks.metamoe.metamoe",
+    "benchmarks.paper_tasks.rubik_hmm.rubik_hmm",
     "benchmarks.paper_tasks.scout.policies",
     "benchmarks.paper_tasks.scout.scout",
     "benchmarks.paper_tasks.sika_gp.sika_gp",
