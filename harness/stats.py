@@ -896,6 +896,63 @@ def mcnemar_exact_p(up: int, down: int) -> float:
     return float(min(1.0, 2.0 * sps.binom.cdf(min(up, down), n, 0.5)))
 
 
+def mcnemar_exact_ci(up: int, down: int, n: int, level: float = 0.95) -> Estimate:
+    """Interval for a paired difference of 0/1 outcomes, ``(up - down) / n``, that agrees
+    with :func:`mcnemar_exact_p`: it excludes 0 exactly when the exact test rejects.
+
+    Conditional on the ``m = up + down`` discordant pairs, the share ``theta`` that went
+    up is binomial; its Clopper-Pearson interval maps to ``m / n * (2 theta - 1)``. With
+    no discordant pair the conditional interval is empty of information, so the interval
+    is ``+-u`` with ``u`` the Clopper-Pearson upper bound of 0 discordant pairs in ``n``:
+    no flip among ``n`` pairs still allows a difference up to ``u`` either way (never a
+    zero-width interval at 0). ``se`` is the binomial one of the point estimate.
+    """
+    _check_level(level)
+    if n <= 0 or up < 0 or down < 0 or up + down > n:
+        raise ValueError(f"need 0 <= up + down <= n and n > 0, got {up}, {down}, {n}")
+    m = up + down
+    estimate = (up - down) / n
+    if m == 0:
+        u = clopper_pearson_ci(0, n, level).hi
+        return Estimate(0.0, 0.0, -u, u, n, None, level)
+    cp = clopper_pearson_ci(up, m, level)
+    theta = up / m
+    se = 2 * m / n * math.sqrt(theta * (1 - theta) / m)
+    return Estimate(estimate, se, m / n * (2 * cp.lo - 1), m / n * (2 * cp.hi - 1), n, None,
+                    level)
+
+
+def bootstrap_mean_p(values: Values, cluster: Values | Sequence[Any] | None = None,
+                     n_boot: int = 2000, level: float = 0.95, seed: int = 0
+                     ) -> tuple[Estimate, float]:
+    """The (cluster) bootstrap interval of a mean, as :func:`bootstrap_ci`, and the
+    two-sided p-value of "the mean is 0" that agrees with it: twice the smaller share of
+    resampled means on either side of 0, ``(count + 1) / (n_boot + 1)`` so it is never 0.
+
+    Why: a comparison states an interval and a test; from the same resamples the interval
+    excludes 0 when the p-value is below ``1 - level`` (up to the resampling's
+    granularity), so the two never contradict each other.
+    """
+    est = bootstrap_ci(values, n_boot=n_boot, level=level, seed=seed, cluster=cluster)
+    x = _values(values)
+    if not np.any(x):
+        return est, 1.0
+    rng = np.random.default_rng(seed)
+    n = len(x)
+    if cluster is None:
+        boot = x[rng.integers(0, n, size=(n_boot, n))].mean(axis=1)
+    else:
+        codes, g = _cluster_codes(cluster, n)
+        draws = rng.integers(0, g, size=(n_boot, g))
+        sums = np.bincount(codes, weights=x, minlength=g)
+        sizes = np.bincount(codes, minlength=g).astype(np.float64)
+        boot = sums[draws].sum(axis=1) / sizes[draws].sum(axis=1)
+    below = int(np.sum(boot <= 0.0))
+    above = int(np.sum(boot >= 0.0))
+    p = min(1.0, 2.0 * (min(below, above) + 1) / (n_boot + 1))
+    return est, p
+
+
 # --------------------------------------------------------------------------- multiplicity
 
 
