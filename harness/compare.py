@@ -8,11 +8,13 @@ data is wrong (lm-eval's comparator, Inspect issue 2176). Here every sample x ep
 paired with the same id and epoch of B, and for each score key both runs hold:
 
 * ``difference``: the mean of ``B - A`` over the pairs (so positive means B scored higher);
-* ``ci``: its percentile interval from a bootstrap that resamples whole items (the epochs
-  of an item move together); ``ci_t``/``se``: the paired t interval over per-item means,
-  which is exactly the leaderboard's pairwise cell (:mod:`leaderboards.tables`);
-* ``p``: exact McNemar on the discordant pairs when the score is 0/1 with one epoch per
-  item, else the paired t test over items; ``p_holm``: Holm-adjusted across the metrics;
+* ``p`` and ``ci``, a test and the interval that agrees with it: for a 0/1 score with one
+  epoch per item, exact McNemar on the discordant pairs and its exact (Clopper-Pearson)
+  interval; otherwise a bootstrap that resamples whole items (the epochs of an item move
+  together), its percentile interval and the p-value from the same resamples.
+  ``p_holm``: Holm-adjusted across the metrics (the verdict uses it);
+* ``se``/``ci_t``: the paired t interval over per-item means, which is exactly the
+  leaderboard's pairwise cell (:mod:`leaderboards.tables`); ``ci_bootstrap`` always;
 * ``mdd``: the minimum difference a paired t test on this many items detects with 80%
   power at the observed spread of per-item differences;
 * ``flipped_up``/``flipped_down``: pairs where B scored higher / lower than A, listed with
@@ -51,9 +53,10 @@ from harness.results import (
     with_unreported_keys,
 )
 from harness.stats import (
-    bootstrap_ci,
+    bootstrap_mean_p,
     holm_adjust,
     is_binary,
+    mcnemar_exact_ci,
     mcnemar_exact_p,
     minimum_detectable_difference,
     paired_difference_ci,
@@ -241,15 +244,18 @@ def _metric(key: str, pairs: pl.DataFrame, level: float, n_boot: int, seed: int,
     items = (pairs.group_by("sample_id").agg(pl.col("value_a").mean(), pl.col("value_b").mean(),
                                              pl.len().alias("epochs")).sort("sample_id"))
     t_est = paired_difference_ci(items["value_b"], items["value_a"], level=level)
-    boot = bootstrap_ci(diff, n_boot=n_boot, level=level, seed=seed, cluster=ids)
+    boot, p_boot = bootstrap_mean_p(diff, cluster=ids, n_boot=n_boot, level=level, seed=seed)
     one_epoch = bool((items["epochs"] == 1).all())
     if binary and one_epoch:
-        p, test = mcnemar_exact_p(up, down), "exact McNemar"
+        # independent 0/1 pairs: the exact test and the interval that agrees with it
+        exact = mcnemar_exact_ci(up, down, len(diff), level=level)
+        p, test, ci = mcnemar_exact_p(up, down), "exact McNemar", (exact.lo, exact.hi)
+        ci_method = ("exact: Clopper-Pearson on the discordant pairs (excludes 0 exactly "
+                     "when exact McNemar rejects)")
     else:
-        p = paired_t_p_value(t_est)
-        if not math.isfinite(p) and not diff.any():
-            p = 1.0  # no pair differs: nothing to test, and no evidence of a difference
-        test = "paired t over items"
+        p, test, ci = p_boot, "cluster bootstrap over items", (boot.lo, boot.hi)
+        ci_method = f"percentile bootstrap over items ({n_boot} resamples, seed {seed})"
+    p_t = paired_t_p_value(t_est)
     item_diff = (items["value_b"] - items["value_a"]).to_numpy()
     sd = float(item_diff.std(ddof=1)) if len(item_diff) > 1 else math.nan
     mdd = (minimum_detectable_difference(len(item_diff), sd, alpha=1 - level)
@@ -257,7 +263,7 @@ def _metric(key: str, pairs: pl.DataFrame, level: float, n_boot: int, seed: int,
     return {
         "name": key,
         "difference": float(diff.mean()),
-        "ci": [_finite(boot.lo), _finite(boot.hi)],
+        "ci": [_finite(ci[0]), _finite(ci[1])],
         "p": _finite(p),
         "p_holm": None,
         "mdd": _finite(mdd) if mdd is not None else None,
@@ -269,9 +275,10 @@ def _metric(key: str, pairs: pl.DataFrame, level: float, n_boot: int, seed: int,
         "n_items": int(items.height),
         "se": _finite(t_est.se),
         "ci_t": [_finite(t_est.lo), _finite(t_est.hi)],
-        "ci_method": (f"percentile bootstrap over items ({n_boot} resamples, seed {seed}); "
-                      "ci_t: paired t over per-item means"),
+        "ci_method": ci_method,
         "test": test,
+        "ci_bootstrap": [_finite(boot.lo), _finite(boot.hi)],
+        "p_t": _finite(p_t) if diff.any() else 1.0,
         "binary": binary,
         "lower_is_better": lower,
     }
@@ -288,6 +295,7 @@ def _verdict(metric: dict[str, Any], level: float) -> str:
     counts = f"{metric['flipped_up']} items up, {metric['flipped_down']} down"
     mde = ("MDE " + _num(metric["mdd"]) if metric["mdd"] is not None
            else "MDE not estimable (no spread in the per-item differences)")
+    raw = metric["p"]
     if p is not None and p < alpha and d != 0:
         better = (d < 0) if metric["lower_is_better"] else (d > 0)
         # the interval of the size of the change, in the same orientation as "by"
@@ -298,7 +306,9 @@ def _verdict(metric: dict[str, Any], level: float) -> str:
     elif d == 0 and metric["flipped_up"] == metric["flipped_down"] == 0:
         head = f"{metric['name']}: no difference (every pair scored the same)"
     else:
-        head = (f"{metric['name']}: no detectable difference, B - A = {_num(d)} "
+        after = (" after Holm across the metrics" if raw is not None and raw < alpha
+                 else "")
+        head = (f"{metric['name']}: no detectable difference{after}, B - A = {_num(d)} "
                 f"[{_num(lo)}, {_num(hi)}] (p {_num(p)})")
     return f"{head}; {counts}; {mde}; n = {metric['n_pairs']} pairs"
 

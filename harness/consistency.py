@@ -10,8 +10,9 @@ items every time have the same mean. Per item, over its epochs:
   (pass^k): the chance that all k pass, both computed by Inspect's own reducers
   (``inspect_ai.scorer.pass_at`` and ``pass_k``, Chen et al. 2021 and Yao et al. 2024,
   unbiased estimators from n >= k epochs), never re-implemented here;
-* ``flip_rate``: the share of pairs of the item's trials whose outcomes differ (0: the
-  item always gets the same outcome; 1/2 or more: a coin flip).
+* ``flip_rate``: the share of pairs of the item's trials whose outcomes (pass: a value at
+  least ``threshold``, as for pass@k) differ (0: the item always gets the same outcome;
+  1/2 or more: a coin flip).
 
 Per run, each is averaged over items with its interval: pass@k and pass^k with the suite's
 score interval (:func:`harness.stats.score_mean_ci`), the flip rate as a proportion of trial
@@ -52,9 +53,10 @@ def _reduced(reducer: Any, values: Sequence[float]) -> float:
     return float(value) if isinstance(value, int | float) else math.nan
 
 
-def _flip_pairs(values: Sequence[float]) -> tuple[int, int]:
-    """(pairs of trials that differ, pairs of trials) of one item."""
-    x = np.asarray(values, dtype=np.float64)
+def _flip_pairs(values: Sequence[float], threshold: float) -> tuple[int, int]:
+    """(pairs of trials whose outcome differs, pairs of trials) of one item; a trial's
+    outcome is pass (value at least ``threshold``) or fail, as for pass@k."""
+    x = np.asarray(values, dtype=np.float64) >= threshold
     n = len(x)
     if n < 2:
         return 0, 0
@@ -86,7 +88,7 @@ def item_consistency(frame: pl.DataFrame, metric: str, k: int, *,
     out = []
     for row in grouped.iter_rows(named=True):
         values = [float(v) for v in row.pop("values")]
-        differ, pairs = _flip_pairs(values)
+        differ, pairs = _flip_pairs(values, threshold)
         n = len(values)
         out.append({**row, "epochs": n, "passes": sum(v >= threshold for v in values),
                     "pass_at_k": _reduced(at_k, values) if n >= k else None,
