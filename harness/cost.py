@@ -11,8 +11,14 @@ cache-read tokens and the total and working time.
 
 A dollar figure is Inspect's ``compute_model_cost`` applied to a sample's summed usage;
 cache writes are not in the per-sample usage the frame carries, so they are not priced (a
-provider that bills them costs more than shown). A model without a price has no dollar
-figure (never 0): a scripted agent or a local model is unpriced unless the file prices it.
+provider that bills them costs more than shown). Inspect's providers log ``input_tokens``
+without the cached part (``total = input + output + cache reads``); a provider that logs
+every prompt token as input and the re-used ones again as cache reads (the suite's
+embedded llama.cpp provider: ``total = input + output``) would have its cached tokens
+priced twice, so the cached tokens already inside ``input_tokens`` (``input + output +
+cache_read - total``, when the total is logged) are taken out of the input first. A model
+without a price has no dollar figure (never 0): a scripted agent or a local model is
+unpriced unless the file prices it.
 """
 
 from __future__ import annotations
@@ -45,11 +51,15 @@ class Price:
     input_cache_write: float | None = None
     input_cache_read: float | None = None
 
-    def dollars(self, input_tokens: int, output_tokens: int, cache_read_tokens: int = 0
-                ) -> float:
-        """Inspect's ``compute_model_cost`` on summed usage (cache writes not logged)."""
+    def dollars(self, input_tokens: int, output_tokens: int, cache_read_tokens: int = 0,
+                total_tokens: int | None = None) -> float:
+        """Inspect's ``compute_model_cost`` on summed usage (cache writes not logged);
+        with ``total_tokens``, cache reads already counted in the input are priced once."""
         cached = self.input if self.input_cache_read is None else self.input_cache_read
-        return (input_tokens * self.input + output_tokens * self.output
+        inside = (0 if not total_tokens else
+                  min(cache_read_tokens, max(0, input_tokens + output_tokens
+                                             + cache_read_tokens - total_tokens)))
+        return ((input_tokens - inside) * self.input + output_tokens * self.output
                 + cache_read_tokens * cached) / 1e6
 
 
@@ -109,9 +119,15 @@ def with_dollars(frame: pl.DataFrame, pricing: Mapping[str, Price],
                          orient="row")
     cached = (pl.col("cache_read_tokens").fill_null(0) if "cache_read_tokens" in frame.columns
               else pl.lit(0))
+    given, out = pl.col("input_tokens").fill_null(0), pl.col("output_tokens").fill_null(0)
+    total = pl.col("total_tokens").fill_null(0) if "total_tokens" in frame.columns else pl.lit(0)
+    # cache reads a provider also counted as input (see the module docstring)
+    inside = (pl.when(total > 0)
+              .then(pl.min_horizontal(cached, pl.max_horizontal(given + out + cached - total,
+                                                                pl.lit(0))))
+              .otherwise(0))
     return (frame.join(table, on=model_column, how="left")
-            .with_columns(((pl.col("input_tokens").fill_null(0) * pl.col("_pin")
-                            + pl.col("output_tokens").fill_null(0) * pl.col("_pout")
+            .with_columns((((given - inside) * pl.col("_pin") + out * pl.col("_pout")
                             + cached * pl.col("_pcache")) / 1e6).alias("dollars"))
             .drop("_pin", "_pout", "_pcache"))
 

@@ -39,7 +39,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from harness.cost import Price, price_for
+from harness.cost import Price, price_for, with_dollars
 from harness.evalspec import BenchmarkTask, ErroredPolicy, spec_for_task
 from harness.results import apply_errored_policy, with_unreported_keys
 from harness.stats import (
@@ -387,9 +387,9 @@ def _entry_stats(rows: pl.DataFrame, options: Options, bounded: bool,
         price = price_for(options.pricing, first["model"])
         tokens_in = int(group["input_tokens"].sum())
         tokens_out = int(group["output_tokens"].sum())
-        cached = int(group["cache_read_tokens"].fill_null(0).sum()) \
-            if "cache_read_tokens" in group.columns else 0
-        cost = None if price is None else price.dollars(tokens_in, tokens_out, cached)
+        # per sample, so a provider's token convention is read row by row (harness.cost)
+        cost = (None if price is None
+                else float(with_dollars(group, options.pricing)["dollars"].sum()))
         n = group.height
         calls = group["tc_calls"].drop_nulls() if "tc_calls" in group.columns else None
         made = float(calls.sum()) if calls is not None and len(calls) else None

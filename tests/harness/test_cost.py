@@ -78,3 +78,17 @@ def test_cost_summary_gives_per_sample_means_and_cost_per_point() -> None:
     assert rows["y"]["dollars_per_point"] is None and rows["y"]["score_per_dollar"] == 0.0
     assert rows["z"]["dollars_per_sample"] is None and rows["z"]["score_per_dollar"] is None
     assert with_dollars(_frame(), {})["dollars"].null_count() == 5
+
+
+def test_cache_reads_are_priced_once_under_either_token_convention() -> None:
+    """One call: 10,000 prompt tokens of which 8,000 re-used, 500 output. Inspect's
+    providers log input 2,000 + cache read 8,000 (total 10,500); the embedded provider
+    logs input 10,000 and cache read 8,000 (total 10,500). Same dollars either way."""
+    price = Price(input=1.0, output=4.0, input_cache_read=0.1)
+    want = (2_000 * 1.0 + 500 * 4.0 + 8_000 * 0.1) / 1e6
+    assert price.dollars(2_000, 500, 8_000, total_tokens=10_500) == pytest.approx(want)
+    assert price.dollars(10_000, 500, 8_000, total_tokens=10_500) == pytest.approx(want)
+    frame = pl.DataFrame({"model": ["m", "m"], "input_tokens": [2_000, 10_000],
+                          "output_tokens": [500, 500], "cache_read_tokens": [8_000, 8_000],
+                          "total_tokens": [10_500, 10_500]})
+    assert with_dollars(frame, {"m": price})["dollars"].to_list() == pytest.approx([want, want])

@@ -52,8 +52,11 @@ def test_a_priced_report_matches_the_logs_and_regenerates(tmp_path: Path) -> Non
                         & (pl.col("auto_submit") == "on") & (pl.col("harness") == "react")
                         & (pl.col("model") == "qwen0.5b") & (pl.col("protocol") == "suite"))
     dollars = [prices[r["log_model"]].dollars(r["input_tokens"], r["output_tokens"],
-                                              r["cache_read_tokens"] or 0)
+                                              r["cache_read_tokens"] or 0, r["total_tokens"])
                for r in rows.iter_rows(named=True)]
+    # the embedded provider counts re-used prompt tokens in its input too: priced once
+    assert all(r["input_tokens"] + r["output_tokens"] == r["total_tokens"]
+               and r["cache_read_tokens"] > 0 for r in rows.iter_rows(named=True))
     assert cell["n"] == rows.height == 2
     assert cell["dollars_per_sample"] == pytest.approx(sum(dollars) / len(dollars))
     assert cell["score_per_dollar"] == pytest.approx(
