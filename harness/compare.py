@@ -11,7 +11,8 @@ paired with the same id and epoch of B, and for each score key both runs hold:
 * ``p`` and ``ci``, a test and the interval that agrees with it: for a 0/1 score with one
   epoch per item, exact McNemar on the discordant pairs and its exact (Clopper-Pearson)
   interval; otherwise a bootstrap that resamples whole items (the epochs of an item move
-  together), its percentile interval and the p-value from the same resamples.
+  together), its percentile interval and the p-value from the same resamples (with fewer
+  than 20 items, where a bootstrap is too narrow, the paired t over items instead).
   ``p_holm``: Holm-adjusted across the metrics (the verdict uses it);
 * ``se``/``ci_t``: the paired t interval over per-item means, which is exactly the
   leaderboard's pairwise cell (:mod:`leaderboards.tables`); ``ci_bootstrap`` always;
@@ -67,6 +68,9 @@ __all__ = ["Comparison", "Run", "compare", "compare_paths", "load_run", "to_html
 
 DEFAULT_N_BOOT = 2000
 """Item resamples of the bootstrap interval (seeded, so the output is reproducible)."""
+MIN_BOOTSTRAP_ITEMS = 20
+"""Below this many items the percentile bootstrap cannot see past the few values it
+resamples (3 items all lower give p = 0.001), so the paired t over items is used."""
 MAX_LISTED = 200
 """Flipped items listed with their texts per metric (the counts are always complete)."""
 
@@ -252,9 +256,14 @@ def _metric(key: str, pairs: pl.DataFrame, level: float, n_boot: int, seed: int,
         p, test, ci = mcnemar_exact_p(up, down), "exact McNemar", (exact.lo, exact.hi)
         ci_method = ("exact: Clopper-Pearson on the discordant pairs (excludes 0 exactly "
                      "when exact McNemar rejects)")
-    else:
+    elif items.height >= MIN_BOOTSTRAP_ITEMS:
         p, test, ci = p_boot, "cluster bootstrap over items", (boot.lo, boot.hi)
         ci_method = f"percentile bootstrap over items ({n_boot} resamples, seed {seed})"
+    else:
+        p = paired_t_p_value(t_est) if diff.any() else 1.0
+        test, ci = "paired t over items", (t_est.lo, t_est.hi)
+        ci_method = (f"paired t over per-item means (fewer than {MIN_BOOTSTRAP_ITEMS} items: "
+                     "a bootstrap of so few items is too narrow)")
     p_t = paired_t_p_value(t_est)
     item_diff = (items["value_b"] - items["value_a"]).to_numpy()
     sd = float(item_diff.std(ddof=1)) if len(item_diff) > 1 else math.nan

@@ -17,7 +17,8 @@ the score already there (CausalGame's published protocol:
 rule as ``harness causalgame rescore``'s table, now as logs). Scorer specs are those of
 ``inspect score``: a registered name (``includes``, ``match``, ``harness/...``) or
 ``file.py@name``. A model-graded scorer grades with ``--model`` (default: the log's own
-model, as ``inspect score`` does).
+model, as ``inspect score`` does; where that model cannot be loaded here, Inspect's ``none``
+model, so a scorer that asks a model fails loudly instead of grading with the wrong one).
 
 The new log's eval metadata records ``rescored``: the source log, the scorer spec and its
 arguments, and the action.
@@ -75,6 +76,20 @@ def _target(source: Path, roots: Sequence[Path], out: Path) -> Path:
     return out / source.name
 
 
+def _grader(model: str | None, logged: str) -> tuple[Any, str]:
+    """The model scorers get: ``--model``, else the log's own, else (the log's model cannot
+    be loaded here, e.g. a local model not installed) Inspect's ``none`` model, which
+    fails loudly if a scorer asks it anything, so a rule-based scorer needs no model."""
+    from inspect_ai.model import get_model
+
+    if model is not None:
+        return get_model(model), model
+    try:
+        return get_model(logged), logged
+    except Exception as exc:  # any provider's failure to start: no model, not a crash
+        return get_model("none/none"), f"none ({logged} not loadable: {exc})"[:300]
+
+
 def rescore(paths: Sequence[str | Path], scorer: str, out: str | Path, *,
             scorer_args: Mapping[str, Any] | None = None, action: Action = "overwrite",
             model: str | None = None) -> list[Rescored]:
@@ -102,11 +117,12 @@ def rescore(paths: Sequence[str | Path], scorer: str, out: str | Path, *,
         if not log.samples:
             raise UserInputError(f"{source}: no samples to re-score (a header-only or "
                                  "empty log)")
-        scored = score(log, built, action=action, model=model, display="none")
+        grader, note = _grader(model, log.eval.model)
+        scored = score(log, built, action=action, model=grader, display="none")
         scored.eval.metadata = {
             **(scored.eval.metadata or {}),
             "rescored": {"from": str(source), "scorer": scorer, "args": args,
-                         "action": action},
+                         "action": action, "model": note},
         }
         target = _target(source, roots, destination)
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -19,14 +19,16 @@ from harness.results import read_results
 
 LOGS = Path(__file__).resolve().parents[3] / "leaderboards" / "ladder" / "logs" / "causalgame"
 RUNS = [LOGS / "causalgame_all--embedded_qwen2.5-coder-0.5b",  # 3 episodes, all auto-submitted
-        LOGS / "causalgame_all-3--benchmarks_causalgame_agents_oracle"]  # 3 submitted
+        LOGS / "causalgame_all-3--benchmarks_causalgame_agents_oracle",  # 3 submitted
+        # a model that need not be installed here: a rule-based scorer needs no model
+        LOGS / "causalgame_all-antenna_trap--embedded_qwen2.5-coder-1.5b"]
 
 
 @pytest.mark.slow
 def test_published_protocol_scorer_agrees_with_the_rescore_table(tmp_path: Path) -> None:
     done = rescore(RUNS, "benchmarks/causalgame/rescore.py@published_protocol", tmp_path,
                    action="append")
-    assert len(done) == 2
+    assert len(done) == 3
     for run, written in zip(RUNS, done, strict=True):
         assert Path(written.written).parent.name == run.name
         [table] = table_rescore([run])
