@@ -125,6 +125,7 @@ def test_refuses_runs_that_differ_in_scorer() -> None:
         compare(a, c)
 
 
+@pytest.mark.slow  # a fresh interpreter: the CLI's own error handling, exit code 2
 def test_cli_refusal_is_one_line() -> None:
     done = subprocess.run([sys.executable, "-m", "harness.cli", "compare", str(MED_NONE),
                            str(WT / "worldtravel--scripted_worldtravel-oracle")],
