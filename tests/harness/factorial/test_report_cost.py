@@ -21,6 +21,17 @@ STUDY = "methods/studies/causalgame_setup_swing"
 PRICES = "leaderboards/pricing.example.yaml"
 
 
+def _validate(data: dict) -> None:
+    """Against the JSON Schema documented in harness/factorial/REPORT_SCHEMA.md."""
+    import re
+
+    import jsonschema
+
+    text = (ROOT / "harness/factorial/REPORT_SCHEMA.md").read_text()
+    (block,) = re.findall(r"```json\n(.*?)\n```", text, flags=re.S)
+    jsonschema.validate(data, json.loads(block))
+
+
 def test_the_cost_options_are_recorded_and_parsed() -> None:
     plan = plan_for("harness study report L --out R --pricing p.yaml --cost")
     assert plan.options == {"pricing": "p.yaml", "cost": True}
@@ -42,6 +53,7 @@ def test_a_priced_report_matches_the_logs_and_regenerates(tmp_path: Path) -> Non
     assert set(cost["prices"]) == {"embedded/qwen2.5-coder-0.5b", "embedded/smollm2-135m"}
     assert len(cost["cells"]) == len(data["cell_results"]) == 24
     assert "Cost per sample and per point" in (out / "report.md").read_text()
+    _validate(data)
 
     # one cell by hand from the results frame: dollars per sample and score per dollar
     prices = load_pricing(ROOT / PRICES)
