@@ -104,3 +104,32 @@ def test_an_attempt_resumed_in_another_environment_is_still_the_same_cell(
     loaded = load_results(tmp_path)
     assert loaded.frame.height == 2  # sample 1 once, from the successful attempt
     assert [a.why for a in loaded.account.set_aside] == ["superseded"]
+
+
+@pytest.mark.slow
+def test_a_study_run_records_provenance_once_per_cell(tmp_path: Path) -> None:
+    from harness.compare import compare_paths
+    from harness.factorial.run import run_study
+    from harness.results import list_logs, read_eval_specs, read_results
+
+    examples = Path(__file__).resolve().parents[2] / "harness" / "factorial" / "examples"
+    study = examples / "tiny_study.yaml"
+    summary = run_study(study, log_dir=tmp_path / "logs")
+    assert summary.success
+    specs = read_eval_specs(tmp_path / "logs")
+    assert len(specs) == 4
+    sha = hashlib.sha256(study.read_bytes()).hexdigest()
+    for spec in specs:
+        record = spec["metadata"]["provenance"]
+        assert record["study"]["sha256"] == sha
+        assert record["packages"]["inspect_ai"]
+        assert record["dataset"]["samples"] > 0
+    frame = read_results(tmp_path / "logs")
+    # once per run: in the eval's metadata, not in any sample's
+    assert not frame["sample_metadata"].drop_nulls().str.contains("provenance").any()
+    cells = {"{model}/{intervention}".format(**s["metadata"]["factors"]): s["log_file"]
+             for s in specs}
+    result = compare_paths(cells["left_to_right/none"], cells["oracle/none"])
+    assert not [w for w in result.warnings if w.startswith("provenance")]
+    assert result.provenance["a"]["recorded"]["study"]["sha256"] == sha
+    assert len(list_logs(tmp_path / "logs")) >= 4
