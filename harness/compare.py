@@ -138,6 +138,7 @@ class Comparison:
     provenance: dict[str, Any] = field(default_factory=dict)
     unpaired: dict[str, int] = field(default_factory=dict)
     level: float = 0.95
+    consistency: dict[str, Any] | None = None
 
     def as_dict(self, *, items: bool = True) -> dict[str, Any]:
         metrics = [dict(m) for m in self.metrics]
@@ -150,7 +151,7 @@ class Comparison:
                 "tasks": {"a": self.a.tasks, "b": self.b.tasks},
                 "models": {"a": _models(self.a), "b": _models(self.b)},
                 "logs": {"a": self.a.log_files, "b": self.b.log_files},
-                "provenance": self.provenance}
+                "provenance": self.provenance, "consistency": self.consistency}
 
 
 def _models(run: Run) -> list[str]:
@@ -415,7 +416,25 @@ def compare(a: Run, b: Run, *, metrics: Sequence[str] | None = None, level: floa
         warnings.append(f"task differs: A {', '.join(a.tasks)}, B {', '.join(b.tasks)}")
     unpaired = {"a": keys_a.height - shared.height, "b": keys_b.height - shared.height}
     return Comparison(a, b, shared.height, out, _verdict(out[0], level), warnings,
-                      provenance, unpaired, level)
+                      provenance, unpaired, level, _consistency(a, b, out[0], level))
+
+
+def _consistency(a: Run, b: Run, headline: dict[str, Any], level: float
+                 ) -> dict[str, Any] | None:
+    """Where both runs have several epochs of a 0/1 headline: each side's pass@k, pass^k
+    and flip rate (k: the fewer epochs of the two), from :mod:`harness.consistency`."""
+    from harness.consistency import item_consistency, run_consistency
+
+    epochs = [int(r.frame["epoch"].max() or 1) for r in (a, b)]  # type: ignore[arg-type]
+    if min(epochs) < 2 or not headline["binary"]:
+        return None
+    k = min(epochs)
+    sides = {}
+    for name, run in (("a", a), ("b", b)):
+        items = item_consistency(run.frame, headline["name"], k)
+        sides[name] = run_consistency(items.with_columns(pl.lit(run.label).alias("log_file")),
+                                      level=level)[0]
+    return {"metric": headline["name"], "k": k, **sides}
 
 
 def compare_paths(a: str | Path, b: str | Path, **kwargs: Any) -> Comparison:

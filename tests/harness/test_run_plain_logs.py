@@ -178,3 +178,12 @@ def test_provenance_record_of_a_task(runs: dict[str, Any], tmp_path: Path) -> No
     assert record["study"]["sha256"] == hashlib.sha256(b"name: x\n").hexdigest()
     assert "model" not in record  # a remote-style model has no file to hash
     assert pl.DataFrame([record["packages"]]).height == 1
+
+
+def test_compare_reports_consistency_where_both_runs_have_epochs(runs: dict[str, Any]) -> None:
+    result = compare_paths(runs["trials"], runs["trials"])
+    assert result.consistency is not None and result.consistency["k"] == 4
+    side = result.consistency["a"]
+    assert side["flip_rate"]["mean"] == pytest.approx(7 / 24)
+    assert side["pass_at_k"]["mean"] == pytest.approx((1 + 1 + 1 + 0) / 4)  # pass@4
+    assert compare_paths(runs["a"], runs["b"]).consistency is None  # one epoch each
