@@ -1,0 +1,1 @@
+"""Sparse autoencoders on residual activations: PolySAE (polynomial decoder) vs TopK SAE."""
