@@ -20,6 +20,7 @@ MODULES: tuple[str, ...] = (
     "methods.agents.lightwm_policies",  # scripted/lightwm-*
     "methods.agents.memory_react",  # agents: react, react-memory
     "methods.agents.thetaevolve",  # agent: thetaevolve
+    "methods.brain_compression.compress",  # plain methods: compressed, full (torch lazily)
     "methods.cdat.energy",  # plain methods: cdat, transformer
     "methods.editors.medrek",  # editor: medrek
     "methods.editors.retrieval",  # editor: retrieval
@@ -28,6 +29,7 @@ MODULES: tuple[str, ...] = (
     "methods.kupbi.forecast",  # plain methods: kup-bi, dlinear
     "methods.metamoe.routing",  # plain: metamoe, relevance-/random-proxies, uniform-ensemble
     "methods.models.esamp",  # whitebox method: esamp
+    "methods.polysae.sae",  # plain methods: polysae, topk-sae (torch imported lazily)
     "methods.rubik_hmm.heuristic",  # plain methods: hmm-soft, scramble-depth
     "methods.recipes.bbo_merge",  # recipes: bbo-merge, merge-ckpt
     "methods.recipes.cpt_rewind",  # recipes: cpt, head-rewind

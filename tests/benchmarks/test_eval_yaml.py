@@ -26,7 +26,7 @@ FOLDERS = ["arithmetic", "causalgame", "formulacode", "medversa", "open_problems
            "worldtravel", "worldtravel_webscape",
            *(f"paper_tasks/{p}" for p in ("tpg", "treca", "sika_gp", "hmh", "ucast", "tfface",
                                           "cdat", "tabpe", "kupbi", "scout", "udm",
-                                          "household"))]
+                                          "household", "polysae", "brain_compression"))]
 TASKS: dict[str, str] = {
     "arithmetic": "benchmarks.arithmetic.arithmetic:arithmetic",
     "causalgame": "benchmarks.causalgame.causalgame:causalgame",
@@ -55,6 +55,9 @@ TASKS: dict[str, str] = {
     "scout": "benchmarks.paper_tasks.scout.scout:scout",
     "household": "benchmarks.paper_tasks.household.household:household",
     "udm_grpo": "benchmarks.paper_tasks.udm.udm:udm_grpo",
+    "polysae": "benchmarks.paper_tasks.polysae.polysae:polysae",
+    "brain_compression": "benchmarks.paper_tasks.brain_compression.brain_compression:"
+                         "brain_compression",
 }
 """Task name -> its ``@task`` function (imported directly: tests may import benchmarks)."""
 
