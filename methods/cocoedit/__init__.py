@@ -1,0 +1,1 @@
+"""Region-constrained editing RL (CoCoEdit) against GRPO with an edit-success reward only."""
