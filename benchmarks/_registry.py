@@ -22,6 +22,7 @@ MODULES: tuple[str, ...] = (
     "benchmarks.medversa.policies",
     "benchmarks.paper_tasks.brain_compression.brain_compression",
     "benchmarks.paper_tasks.cdat.cdat",
+    "benchmarks.paper_tasks.cocoedit.cocoedit",
     "benchmarks.paper_tasks.hmh.hmh",
     "benchmarks.paper_tasks.household.household",
     "benchmarks.paper_tasks.household.policies",

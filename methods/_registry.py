@@ -22,6 +22,7 @@ MODULES: tuple[str, ...] = (
     "methods.agents.thetaevolve",  # agent: thetaevolve
     "methods.brain_compression.compress",  # plain methods: compressed, full (torch lazily)
     "methods.cdat.energy",  # plain methods: cdat, transformer
+    "methods.cocoedit.editor",  # plain methods: cocoedit, grpo-edit
     "methods.editors.medrek",  # editor: medrek
     "methods.editors.retrieval",  # editor: retrieval
     "methods.editors.simple",  # editors: none, ike
