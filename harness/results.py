@@ -37,13 +37,15 @@ import json
 import math
 import struct
 import zipfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import polars as pl
 
+from harness import _logfiles
 from harness.errors import UserInputError
 
 if TYPE_CHECKING:
@@ -152,6 +154,7 @@ _SUMMARIES = "summaries.json"
 _START = "_journal/start.json"
 _JOURNAL_SUMMARIES = "_journal/summaries/"
 _NOT_LOGS = {"logs.json", "eval-set.json"}  # JSON files Inspect writes next to logs
+_STREAM_BYTES = 64 * 2**20  # .json logs above this are streamed (harness._logfiles)
 _LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 
 
@@ -233,6 +236,23 @@ def _member_json(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> Any:
                                  f"({type(exc).__name__}: {exc})") from None
 
 
+def _read_eval_members(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+    """(header, summaries) of a finished ``.eval`` log, located without parsing the whole
+    zip directory (:mod:`harness._logfiles`); None where that does not apply (a journal-only
+    log, zip64 entries, any damage), and :func:`_read_eval_zip` reads it with ``zipfile``,
+    which names the damage."""
+    try:
+        with path.open("rb") as fp:
+            members = _logfiles.find_members(fp, (_HEADER, _SUMMARIES))
+            if members is None or _HEADER not in members or _SUMMARIES not in members:
+                return None
+            header = _loads(_logfiles.read_member(fp, members[_HEADER]))
+            summaries = _loads(_logfiles.read_member(fp, members[_SUMMARIES]))
+    except Exception:  # noqa: BLE001 - any failure: the zipfile path reports it
+        return None
+    return header, summaries
+
+
 def _read_eval_zip(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(header, sample summaries) of a ``.eval`` file; falls back to the journal.
 
@@ -242,6 +262,9 @@ def _read_eval_zip(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """
     if path.stat().st_size == 0:
         raise LogReadError(path, "empty file (0 bytes): not an Inspect log")
+    fast = _read_eval_members(path)
+    if fast is not None:
+        return fast
     try:
         zf = zipfile.ZipFile(path)
     except zipfile.BadZipFile as exc:
@@ -275,7 +298,16 @@ def _read_eval_zip(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 def _read_json_log(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
-    """(header, samples) of a ``.json`` log, or None when the file is not an Inspect log."""
+    """(header, samples) of a ``.json`` log, or None when the file is not an Inspect log.
+
+    A log over :data:`_STREAM_BYTES` is streamed (its header, then one sample at a time,
+    keeping the fields the frame reads), so a 1 GB log with its transcripts inline is read
+    in bounded memory; one that cannot be streamed is read whole as before.
+    """
+    if path.stat().st_size > _STREAM_BYTES:
+        streamed = _logfiles.stream_json_log(path)
+        if streamed is not None:
+            return streamed
     try:
         data = _loads(path.read_bytes())
     except ValueError:  # not JSON at all (an empty or a text file given by name)
@@ -379,20 +411,59 @@ def _text(value: Any) -> str | None:
 
 
 def _frame(header: dict[str, Any], samples: list[dict[str, Any]], log_file: str) -> pl.DataFrame:
-    """Build one log's rows column by column (no per-row dicts, no pydantic)."""
+    """Build one log's rows column by column (no per-row dicts, no pydantic).
+
+    The loops are the reader's hot path (100k samples): score values are converted once
+    per distinct value (a log holds few: ``C``/``I``, a handful of numbers), and columns
+    are built by comprehensions rather than appends (issue 51 item 9).
+    """
     latest: dict[tuple[str, int], dict[str, Any]] = {}
     for sample in samples:  # a re-run sample's later record wins, as in Inspect
         latest[(str(sample["id"]), int(sample["epoch"]))] = sample
+    records = list(latest.values())
 
     # the file's score keys, in first-seen order; scorers nobody reported keep their name
     keys: dict[str, str] = {}
     parsed: list[dict[str, tuple[float | None, str | None]]] = []
-    for sample in latest.values():
+    converted: dict[Any, float | None] = {}
+
+    def to_float(value: Any) -> float | None:
+        kind = type(value)
+        if kind is float:
+            return value  # type: ignore[no-any-return]
+        if kind is int:
+            return float(value)
+        if kind is str:
+            try:
+                return converted[value]
+            except KeyError:
+                converted[value] = result = score_to_float(value)
+                return result
+        return score_to_float(value)
+
+    for sample in records:
         entries: dict[str, tuple[float | None, str | None]] = {}
-        for name, score in (sample.get("scores") or {}).items():
-            for key, value, answer in _score_entries(name, score):
-                entries[key] = (value, answer)
-                keys.setdefault(key, name)
+        scores = sample.get("scores")
+        if scores:
+            for name, score in scores.items():
+                if not isinstance(score, dict):
+                    continue
+                value = score.get("value")
+                answer = score.get("answer")
+                if isinstance(value, dict):
+                    items: Iterable[tuple[Any, Any]] = value.items()
+                elif isinstance(value, list):
+                    items = enumerate(value)
+                else:
+                    entries[name] = (to_float(value), answer)
+                    if name not in keys:
+                        keys[name] = name
+                    continue
+                for key, item in items:
+                    full = f"{name}/{key}"
+                    entries[full] = (to_float(item), answer)
+                    if full not in keys:
+                        keys[full] = name
         parsed.append(entries)
     for name in _header_scorers(header):
         if name not in keys.values():
@@ -400,47 +471,45 @@ def _frame(header: dict[str, Any], samples: list[dict[str, Any]], log_file: str)
     key_list: list[str | None] = list(keys) or [None]
     width = len(key_list)
 
-    cols: dict[str, list[Any]] = {c: [] for c in (
-        "sample_id", "epoch", "input_tokens", "output_tokens", "total_tokens",
-        "cache_read_tokens", "total_time", "working_time", "error", "limit", "sample_metadata")}
-    score_value: list[float | None] = []
-    score_answer: list[str | None] = []
-    for (sample_id, epoch), sample, entries in zip(
-        latest.keys(), latest.values(), parsed, strict=True
-    ):
-        tokens = [0, 0, 0, 0]
-        for usage in (sample.get("model_usage") or {}).values():
-            tokens[0] += usage.get("input_tokens") or 0
-            tokens[1] += usage.get("output_tokens") or 0
-            tokens[2] += usage.get("total_tokens") or 0
-            tokens[3] += usage.get("input_tokens_cache_read") or 0
-        cols["sample_id"].append(sample_id)
-        cols["epoch"].append(epoch)
-        cols["input_tokens"].append(tokens[0])
-        cols["output_tokens"].append(tokens[1])
-        cols["total_tokens"].append(tokens[2])
-        cols["cache_read_tokens"].append(tokens[3])
-        cols["total_time"].append(sample.get("total_time"))
-        cols["working_time"].append(sample.get("working_time"))
-        cols["error"].append(_text(sample.get("error")))
-        cols["limit"].append(_text(sample.get("limit")))
-        metadata = sample.get("metadata")
-        cols["sample_metadata"].append(_dumps(metadata) if metadata else None)
-        for slot in key_list:
-            value, answer = entries.get(slot, (None, None)) if slot is not None else (None, None)
-            score_value.append(value)
-            score_answer.append(answer)
+    usages = [sample.get("model_usage") or {} for sample in records]
+    tokens = [
+        [sum(u.get(field) or 0 for u in usage.values()) for usage in usages]
+        for field in ("input_tokens", "output_tokens", "total_tokens", "input_tokens_cache_read")
+    ]
+    errors = [sample.get("error") for sample in records]
+    limits = [sample.get("limit") for sample in records]
+    metadata = [sample.get("metadata") for sample in records]
+    cols: dict[str, list[Any]] = {
+        "sample_id": [k[0] for k in latest],
+        "epoch": [k[1] for k in latest],
+        "input_tokens": tokens[0],
+        "output_tokens": tokens[1],
+        "total_tokens": tokens[2],
+        "cache_read_tokens": tokens[3],
+        "total_time": [sample.get("total_time") for sample in records],
+        "working_time": [sample.get("working_time") for sample in records],
+        "error": [e if e is None or type(e) is str else _text(e) for e in errors],
+        "limit": [e if e is None or type(e) is str else _text(e) for e in limits],
+        "sample_metadata": [_dumps(m) if m else None for m in metadata],
+    }
+    missing = (None, None)
+    if width == 1:
+        only = key_list[0]
+        pairs = [missing if only is None else entries.get(only, missing) for entries in parsed]
+    else:
+        pairs = [entries.get(slot, missing) if slot is not None else missing  # type: ignore[arg-type]
+                 for entries in parsed for slot in key_list]
 
-    n = len(latest)
+    n = len(records)
     per_sample = pl.DataFrame(cols, schema={c: SCHEMA[c] for c in cols})
     if width > 1:
-        per_sample = per_sample.select(pl.all().repeat_by(width).explode())
+        per_sample = per_sample[np.repeat(np.arange(n), width)]
     per_key = pl.DataFrame(
         {
             "scorer": [keys.get(k) if k is not None else None for k in key_list] * n,
             "score_key": key_list * n,
-            "score_value": score_value,
-            "score_answer": score_answer,
+            "score_value": [p[0] for p in pairs],
+            "score_answer": [p[1] for p in pairs],
         },
         schema={c: SCHEMA[c] for c in ("scorer", "score_key", "score_value", "score_answer")},
     )
