@@ -90,7 +90,8 @@ def _smollm2(n_windows: int, window: int, layer: int,
 
 @functools.cache
 def _synthetic(seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    data = synthetic_activations(seed)
+    data = synthetic_activations(seed, n_train=4000, n_test=1000, strength=4.0,
+                                 p_pair=0.3)
     return {"train": data.train, "test": data.test}, {"test": data.test}
 
 
@@ -185,7 +186,8 @@ def polysae(
         n_seeds: SAE seeds (samples); the activations are the same for all.
         seed: First seed.
         data: ``smollm2`` (SmolLM2-135M activations) or ``synthetic`` (known compositions;
-            the synthetic model's own sizes: d 32, m 64, k 8 unless given).
+            the synthetic model's own sizes: d 32, m 64, k 8, rank 8, lr 3e-3 and a
+            3x larger projection at start unless m, k or rank are given).
         n_windows: Corpus windows (a fifth held out for FVU and co-occurrence).
         window: Tokens per window.
         layer: Blocks run before the residual stream is read (15 of 30 is the middle).
@@ -198,9 +200,10 @@ def polysae(
         baseline: Run on the same data too (or ``none``).
         scale: Multiplies the training steps (the size factor shared by method tasks).
     """
+    config: dict[str, Any] = {"m": m, "k": k, "rank": rank,
+                                "steps": max(int(round(steps * scale)), 1)}
     if data == "synthetic" and (m, k, rank) == (DEFAULT_M, DEFAULT_K, DEFAULT_RANK):
-        m, k, rank = 64, 8, 8
-    config = {"m": m, "k": k, "rank": rank, "steps": max(int(round(steps * scale)), 1)}
+        config.update(m=64, k=8, rank=8, lr=3e-3, proj_scale=3.0)  # the synthetic sizes
     return method_task(
         name="polysae", family=FAMILY,
         problem=SAEProblem(data, n_windows, window, layer, n_per_class),
