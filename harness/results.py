@@ -471,11 +471,18 @@ def _frame(header: dict[str, Any], samples: list[dict[str, Any]], log_file: str)
     key_list: list[str | None] = list(keys) or [None]
     width = len(key_list)
 
-    usages = [sample.get("model_usage") or {} for sample in records]
-    tokens = [
-        [sum(u.get(field) or 0 for u in usage.values()) for usage in usages]
-        for field in ("input_tokens", "output_tokens", "total_tokens", "input_tokens_cache_read")
-    ]
+    tokens: list[list[int]] = [[], [], [], []]
+    for sample in records:
+        n_in = n_out = n_total = n_cache = 0
+        for usage in (sample.get("model_usage") or {}).values():
+            n_in += usage.get("input_tokens") or 0
+            n_out += usage.get("output_tokens") or 0
+            n_total += usage.get("total_tokens") or 0
+            n_cache += usage.get("input_tokens_cache_read") or 0
+        tokens[0].append(n_in)
+        tokens[1].append(n_out)
+        tokens[2].append(n_total)
+        tokens[3].append(n_cache)
     errors = [sample.get("error") for sample in records]
     limits = [sample.get("limit") for sample in records]
     metadata = [sample.get("metadata") for sample in records]
@@ -955,8 +962,9 @@ def load_results(paths: LogPaths, *, recursive: bool = True,
             continue
         seen.add(path.resolve())
         try:
-            loaded = _load(path)
-            frame = None if loaded is None else _frame(*loaded, str(path))
+            with _logfiles.paused_gc():  # parsed logs hold no cycles (issue 51 item 9)
+                loaded = _load(path)
+                frame = None if loaded is None else _frame(*loaded, str(path))
         except LogReadError as exc:
             if not skip_bad_logs:
                 raise
