@@ -33,6 +33,7 @@ MODULES: tuple[str, ...] = (
     "benchmarks.paper_tasks.scout.policies",
     "benchmarks.paper_tasks.scout.scout",
     "benchmarks.paper_tasks.sika_gp.sika_gp",
+    "benchmarks.paper_tasks.t2i_concepts.t2i_concepts",
     "benchmarks.paper_tasks.tabpe.tabpe",
     "benchmarks.paper_tasks.tfface.tfface",
     "benchmarks.paper_tasks.tpg.tpg",

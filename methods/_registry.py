@@ -40,6 +40,7 @@ MODULES: tuple[str, ...] = (
     "methods.recipes.rl_pmd",  # recipes: arith-sft, rl
     "methods.scout.recipe",  # recipes: scout-sft, scout-sft-ladder
     "methods.sika_gp.gps",  # plain methods: sika, gp-inducing, gp-exact
+    "methods.t2i_concepts.concepts",  # plain methods: attn-concepts, bottleneck-concepts
     "methods.tabpe.aim",  # plain method: aim
     "methods.tabpe.synth",  # plain methods: tab-pe, marginals
     "methods.tfface.predict",  # plain methods: tf-face, gru, constant-velocity
