@@ -1,0 +1,1 @@
+"""Rubik HMM: value heuristics trained on HMM soft cost-to-go labels vs on scramble depth."""
