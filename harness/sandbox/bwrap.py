@@ -23,6 +23,12 @@ Use it with ``Task(..., sandbox="bwrap")`` or ``sandbox=("bwrap", "limits.yaml")
 so do ``text_editor()`` and ``bash_session()``: Inspect's tool support is provided
 read-only (:mod:`harness.sandbox.tools`) and its server runs in one long-lived bwrap of
 the sample, with the sample's mounts, uid, cgroup and limits, until the sample ends.
+``exec_remote()`` streams from the exec's own bwrap (:mod:`harness.sandbox.remote`), and
+samples are admitted by the host's free memory and CPU (:mod:`harness.sandbox.admission`).
+
+This folder also ships alone as the ``inspect-bwrap`` distribution (``pyproject.toml`` and
+``README.md`` beside this file): its modules import one another relatively and nothing
+else of the suite.
 """
 
 from __future__ import annotations
@@ -45,6 +51,9 @@ from typing import IO, Any, Literal, overload
 
 import anyio
 from inspect_ai.util import (
+    ExecRemoteAwaitableOptions,
+    ExecRemoteProcess,
+    ExecRemoteStreamingOptions,
     ExecResult,
     OutputLimitExceededError,
     SandboxEnvironment,
@@ -57,11 +66,16 @@ from inspect_ai.util import (
 )
 from pydantic import BaseModel
 
-from harness.sandbox import cgroups, quota
-from harness.sandbox import tools as sandbox_tools
-from harness.sandbox.cgroups import SampleCgroup
-from harness.sandbox.limits import BwrapConfig, load_config
-from harness.sandbox.quota import SampleDisk
+# Relative imports only: this package also ships alone as ``inspect_bwrap`` (see
+# ``pyproject.toml`` beside this file), where no ``harness`` exists.
+from . import cgroups, quota
+from . import tools as sandbox_tools
+from ._inspect_compat import prerequisite_error
+from .admission import admission
+from .cgroups import SampleCgroup
+from .limits import BwrapConfig, load_config
+from .quota import SampleDisk
+from .remote import BwrapRemoteProcess, awaitable
 
 logger = logging.getLogger(__name__)
 
@@ -400,14 +414,17 @@ def _command(
     if tools is None:
         raise SandboxUnavailableError("bwrap, prlimit or setpriv is not installed")
     limits = config.limits()
-    # `env -i` first: bwrap's own init (pid 1 inside, readable as /proc/1/environ by the
-    # payload) would otherwise keep the host's environment, API keys included.
-    argv: list[str] = [tools["env"], "-i"]
+    # bwrap's own init (pid 1 inside, readable as /proc/1/environ by the payload) would
+    # otherwise keep the host's environment, API keys included: as root, setpriv's
+    # --reset-env clears it (leaving TERM and the caller's passwd entry) without an exec of
+    # its own, which matters because each exec in this chain is ~1 ms of every tool call
+    # (tests/perf/test_bwrap_perf.py); otherwise `env -i` leads.
+    argv: list[str] = [] if layout.drop_to_uid else [tools["env"], "-i"]
     if layout.cgroup is not None:
         argv += layout.cgroup.join_argv()  # as root, before anything can fork
     if layout.drop_to_uid:
         argv += [
-            tools["setpriv"], f"--reuid={layout.uid}", f"--regid={layout.gid}",
+            tools["setpriv"], "--reset-env", f"--reuid={layout.uid}", f"--regid={layout.gid}",
             "--clear-groups", "--",
         ]  # fmt: skip
     rlimits = limits.prlimit_args()
@@ -530,6 +547,7 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         self._layout: _Layout | None = _Layout.create(config)
         self._service: sp.Popen[bytes] | None = None
         self._service_lock: anyio.Lock | None = None
+        self._ticket: Any = None  # the admission this sample holds (sample_init's samples)
 
     # ---- lifecycle -------------------------------------------------------------
 
@@ -541,8 +559,6 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
 
     @classmethod
     async def task_init(cls, task_name: str, config: SandboxEnvironmentConfigType | None) -> None:
-        from harness.inspect_compat import prerequisite_error
-
         if _binaries() is None:
             raise prerequisite_error(
                 "The bwrap sandbox needs bubblewrap and util-linux (prlimit, setpriv): "
@@ -559,7 +575,15 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
         metadata: dict[str, str],
     ) -> dict[str, SandboxEnvironment]:
         resolved = cls._config(config)
-        env = await anyio.to_thread.run_sync(cls, resolved)
+        ticket = await admission.admit(resolved.memory_bytes, resolved.cpus)
+        try:
+            env = await anyio.to_thread.run_sync(cls, resolved)
+        except BaseException:
+            admission.release(ticket)
+            raise
+        group = env.cgroup
+        admission.track(ticket, group.memory_usage if group is not None else None)
+        env._ticket = ticket
         return {"default": env}
 
     @classmethod
@@ -596,11 +620,17 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
 
     @classmethod
     def default_concurrency(cls) -> int | None:
-        return 2 * len(os.sched_getaffinity(0))
+        """None: samples are admitted by the host's free memory and CPU in ``sample_init``
+        (:mod:`harness.sandbox.admission`, which logs the limit it chose), not by a fixed
+        count; ``max_sandboxes`` still caps them when a user sets it."""
+        return None
 
     def cleanup(self) -> None:
         """Stop the sample's processes, remove its cgroup, filesystem and files (idempotent)."""
         self._stop_service()
+        if self._ticket is not None:
+            admission.release(self._ticket)
+            self._ticket = None
         layout, self._layout = self._layout, None
         if layout is not None:
             layout.remove()
@@ -691,6 +721,48 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             result = ExecResult(result.success, result.returncode, result.stdout,
                                 result.stderr + note)  # fmt: skip
         return result
+
+    @overload
+    async def exec_remote(
+        self,
+        cmd: list[str],
+        options: ExecRemoteStreamingOptions | None = None,
+        *,
+        stream: Literal[True] = True,
+    ) -> ExecRemoteProcess: ...
+
+    @overload
+    async def exec_remote(
+        self,
+        cmd: list[str],
+        options: ExecRemoteAwaitableOptions | None = None,
+        *,
+        stream: Literal[False],
+    ) -> ExecResult[str]: ...
+
+    async def exec_remote(
+        self,
+        cmd: list[str],
+        options: ExecRemoteStreamingOptions | ExecRemoteAwaitableOptions | None = None,
+        *,
+        stream: bool = True,
+    ) -> ExecRemoteProcess | ExecResult[str]:
+        """Start ``cmd`` in the sample and return a live handle (``stream=True``) or, with
+        ``stream=False``, its result; see :mod:`harness.sandbox.remote`.
+
+        Unlike Inspect's default, no tool server is injected and nothing is polled: the
+        handle holds the exec's own bwrap, so output streams as written and ``kill()``
+        ends the exec's whole PID namespace. The config's ``timeout_s`` does not apply
+        (a handle runs until it ends or is killed); ``options.timeout`` does in awaitable
+        mode. Poll options are accepted and have nothing to tune.
+        """
+        opts = options or (ExecRemoteStreamingOptions() if stream else ExecRemoteAwaitableOptions())
+        self._check_user(opts.user)
+        if not cmd:
+            raise ValueError("exec_remote needs a command")
+        argv = _command(self.layout, self.config, cmd, opts.cwd, opts.env)
+        handle = BwrapRemoteProcess(argv, opts)
+        return handle if stream else await awaitable(handle, opts)
 
     def _limit_events(self) -> tuple[int, int]:
         group = self.layout.cgroup

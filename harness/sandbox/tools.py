@@ -27,7 +27,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from harness.inspect_compat import sandbox_tools_archive, sandbox_tools_paths
+from ._inspect_compat import sandbox_tools_archive, sandbox_tools_paths
 
 logger = logging.getLogger(__name__)
 
