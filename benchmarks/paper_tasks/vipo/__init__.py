@@ -1,0 +1,1 @@
+"""Offline model-based RL on a pendulum: VIPO's value-inconsistency model loss vs MOPO."""

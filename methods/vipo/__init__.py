@@ -1,0 +1,1 @@
+"""VIPO: model-based offline RL whose model also minimises value inconsistency."""
