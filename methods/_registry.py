@@ -47,6 +47,7 @@ MODULES: tuple[str, ...] = (
     "methods.tpg.estimators",  # plain methods: tpg, dim
     "methods.treca.rules",  # plain methods: treca, treca-plugin
     "methods.ucast.forecast",  # plain methods: u-cast, mae-only, persistence
+    "methods.vipo.offline",  # plain methods: vipo, mopo (torch imported lazily)
     "methods.udm.plain",  # plain methods: udm-grpo, naive-grpo
 )
 """The registering modules, each imported on its own (a broken one hides only itself
