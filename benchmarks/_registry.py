@@ -40,6 +40,7 @@ MODULES: tuple[str, ...] = (
     "benchmarks.paper_tasks.treca.treca",
     "benchmarks.paper_tasks.ucast.ucast",
     "benchmarks.paper_tasks.udm.udm",
+    "benchmarks.paper_tasks.vipo.vipo",
     "benchmarks.open_problems.open_problems",
     "benchmarks.open_problems.policies",
     "benchmarks.probes.bpb",
