@@ -61,6 +61,14 @@ TASKS: dict[str, str] = {
 }
 """Task name -> its ``@task`` function (imported directly: tests may import benchmarks)."""
 
+# issue 50, part 2 (Rubik HMM, VIPO, MetaMoE)
+FOLDERS += [f"paper_tasks/{p}" for p in ("rubik_hmm", "vipo", "metamoe")]
+TASKS.update({
+    "rubik_hmm": "benchmarks.paper_tasks.rubik_hmm.rubik_hmm:rubik_hmm",
+    "vipo": "benchmarks.paper_tasks.vipo.vipo:vipo",
+    "metamoe": "benchmarks.paper_tasks.metamoe.metamoe:metamoe",
+})
+
 
 def _function(name: str) -> Callable[..., Any]:
     module, _, attr = TASKS[name].partition(":")
