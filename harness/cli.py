@@ -780,6 +780,57 @@ def readme(
     for name, body in bodies.items():
         typer.echo(f"## {name}\n\n{body}")
 
+@app.command("register")
+def register_cmd(
+    write: Annotated[bool, typer.Option("--write", help="Write register/<eval>/eval.yaml.")]
+    = False,
+    pin: Annotated[str | None, typer.Option(
+        "--pin", help="With --write: pin this commit (e.g. HEAD) in register/source.yaml.")]
+    = None,
+) -> None:
+    """The inspect_evals Register entries of the benchmarks, generated from each
+    eval.yaml (harness.register): check them (default; exit 1 when stale, invalid or not
+    in the pinned commit) or --write them."""
+    from harness.register import load_source, run
+    from harness.register import pin as pin_commit
+
+    root = Path.cwd()
+    if pin is not None:
+        if not write:
+            console.print("[red]error:[/red] --pin needs --write")
+            raise typer.Exit(2)
+        typer.echo(f"pinned {pin_commit(root, pin)}")
+    problems = run(root, write)
+    if load_source(root).repository_url.split("/")[2].endswith(".invalid"):
+        console.print("[yellow]warning:[/yellow] register/source.yaml still names a placeholder "
+                      "repository_url; set it before submitting")
+    for problem in problems:
+        console.print(f"[red]{escape(str(problem))}[/red]")
+    if problems:
+        raise typer.Exit(1)
+    typer.echo("register: entries " + ("written" if write else "in step"))
+
+
+@app.command("eee")
+def eee_cmd(
+    log_dirs: Annotated[list[Path], typer.Argument(help="Folders or files of Inspect logs.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder to write data/... into.")]
+    = Path("eee"),
+    errored: Annotated[str | None, typer.Option(
+        help="zero|drop: how an errored sample counts in the aggregate (default: each "
+             "eval.yaml).")] = None,
+) -> None:
+    """Every Eval Ever files for each log: the aggregate record and its instance-level
+    samples (agentic transcripts with their tool calls), in the datastore's layout
+    data/<task>/<developer>/<model>/<uuid>.json and <uuid>_samples.jsonl."""
+    from leaderboards.eee import export_logs, export_summary
+
+    paths = export_logs(log_dirs, out, errored=errored)
+    for path in paths:
+        console.print(str(path))
+    typer.echo(export_summary(paths))
+
+
 @app.command("irt")
 def irt_cmd(
     log_dirs: Annotated[list[Path], typer.Argument(help="Folders or files of Inspect logs.")],
