@@ -86,6 +86,7 @@ __all__ = [
     "errored_policies",
     "with_unreported_keys",
     "iter_results",
+    "iter_samples",
     "list_logs",
     "read_headers",
     "read_log",
@@ -580,6 +581,32 @@ def read_sample_messages(log_file: PathLike, sample_id: str | int,
         KeyError: The log holds no such sample and epoch.
     """
     return list(_sample_json(log_file, sample_id, epoch).get("messages") or [])
+
+
+def iter_samples(log_file: PathLike) -> Iterator[dict[str, Any]]:
+    """Every full sample of one log (input, target, messages, output, scores), one at a
+    time, as the JSON dicts Inspect wrote.
+
+    Why: an instance-level export (issue 51 item 6) needs each sample's transcript;
+    :func:`read_sample_messages` per sample would open the zip once per sample. Here the
+    zip is opened once and each ``samples/`` member decoded as it is reached; a ``.json``
+    log over 64 MB is streamed (its samples are not all held at once).
+    """
+    path = Path(log_file)
+    if path.suffix == ".eval":
+        with zipfile.ZipFile(path) as zf:
+            for info in zf.infolist():
+                if info.filename.startswith("samples/") and info.filename.endswith(".json"):
+                    yield dict(_loads(_read_member(zf, info)))
+        return
+    if path.stat().st_size > _STREAM_BYTES:
+        import ijson
+
+        with path.open("rb") as fp:
+            yield from ijson.items(fp, "samples.item", use_float=True)
+        return
+    data = _loads(path.read_bytes())
+    yield from (data.get("samples") or []) if isinstance(data, dict) else []
 
 
 def _header_and_samples(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:

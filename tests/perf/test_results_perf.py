@@ -8,8 +8,10 @@ the 100k comparison named in the project's anchors is run by hand::
 
 Each reader is measured in a fresh subprocess (wall time of the read, and the child's peak
 RSS, ``VmHWM``), so neither inherits the other's imports or heap. The numbers are
-printed and stored in the benchmark's ``extra_info``; no assertion is made on them (timings
-are not test outcomes), only on both readers seeing the same samples.
+printed and stored in the benchmark's ``extra_info``. At CI's size no assertion is made
+on them (at 5k samples the imports dominate), only on both readers seeing the same
+samples; at 100k samples or more (the size run by hand) the speed-up issue 51 item 9 asks
+for, at least 20x ``samples_df``, is asserted.
 """
 
 from __future__ import annotations
@@ -93,6 +95,8 @@ def test_compare_with_samples_df(benchmark: BenchmarkFixture, log_dir: Path) -> 
           f" {theirs['peak_mb']:.0f} MB; speed-up {theirs['seconds'] / ours['seconds']:.1f}x,"
           f" memory ratio {ours['peak_mb'] / theirs['peak_mb']:.2f}")
     assert ours["samples"] == theirs["samples"] == N_SAMPLES
+    if N_SAMPLES >= 100_000:
+        assert theirs["seconds"] / ours["seconds"] >= 20
 
 
 if __name__ == "__main__":
