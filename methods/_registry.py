@@ -26,6 +26,7 @@ MODULES: tuple[str, ...] = (
     "methods.editors.medrek",  # editor: medrek
     "methods.editors.retrieval",  # editor: retrieval
     "methods.editors.simple",  # editors: none, ike
+    "methods.hfm.plain",  # plain methods: hfm, euclid-fm, proto
     "methods.hmh.filters",  # plain methods: hmh, chebnet, gcn
     "methods.kupbi.forecast",  # plain methods: kup-bi, dlinear
     "methods.metamoe.routing",  # plain: metamoe, relevance-/random-proxies, uniform-ensemble
@@ -49,6 +50,7 @@ MODULES: tuple[str, ...] = (
     "methods.ucast.forecast",  # plain methods: u-cast, mae-only, persistence
     "methods.vipo.offline",  # plain methods: vipo, mopo (torch imported lazily)
     "methods.udm.plain",  # plain methods: udm-grpo, naive-grpo
+    "methods.vfm.plain",  # plain methods: vfm, vfm-frozen, guided
 )
 """The registering modules, each imported on its own (a broken one hides only itself
 and ``harness list`` shows it); a new module that registers anything is one line here."""
