@@ -1,0 +1,1 @@
+"""HFM: few-shot transport to text roots, hyperbolic vs Euclidean flow matching."""

@@ -1,0 +1,1 @@
+"""Hyperbolic flow matching for few-shot adaptation vs its Euclidean counterpart."""

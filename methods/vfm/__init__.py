@@ -1,0 +1,1 @@
+"""Variational Flow Maps: one-step posterior sampling by a learned noise adapter."""
