@@ -186,8 +186,8 @@ def polysae(
         n_seeds: SAE seeds (samples); the activations are the same for all.
         seed: First seed.
         data: ``smollm2`` (SmolLM2-135M activations) or ``synthetic`` (known compositions;
-            the synthetic model's own sizes: d 32, m 64, k 8, rank 8, lr 3e-3 and a
-            3x larger projection at start unless m, k or rank are given).
+            the synthetic model's own sizes: d 32, m 64, k 8, rank 8, lr 3e-3 unless
+            m, k or rank are given).
         n_windows: Corpus windows (a fifth held out for FVU and co-occurrence).
         window: Tokens per window.
         layer: Blocks run before the residual stream is read (15 of 30 is the middle).
@@ -203,7 +203,7 @@ def polysae(
     config: dict[str, Any] = {"m": m, "k": k, "rank": rank,
                                 "steps": max(int(round(steps * scale)), 1)}
     if data == "synthetic" and (m, k, rank) == (DEFAULT_M, DEFAULT_K, DEFAULT_RANK):
-        config.update(m=64, k=8, rank=8, lr=3e-3, proj_scale=3.0)  # the synthetic sizes
+        config.update(m=64, k=8, rank=8, lr=3e-3)  # the synthetic model's sizes
     return method_task(
         name="polysae", family=FAMILY,
         problem=SAEProblem(data, n_windows, window, layer, n_per_class),
