@@ -458,6 +458,15 @@ def to_text(result: Comparison) -> str:
         lines.append(f"{m['name'][:40]:<40} {m['difference']:>+9.4f} {ci:>21} "
                      f"{_num(m['p']):>8} {_num(m['p_holm']):>8} {_num(m['mdd']):>8} "
                      f"{m['flipped_up']}/{m['flipped_down']}")
+    if result.consistency:
+        c = result.consistency
+        for side in ("a", "b"):
+            flips = c[side]["flip_rate"]
+            lines.append(f"{side.upper()} consistency ({c['metric']}, k={c['k']}): pass@k "
+                         f"{_num(c[side]['pass_at_k']['mean'])}, pass^k "
+                         f"{_num(c[side]['pass_hat_k']['mean'])}, flip rate "
+                         f"{_num(flips['mean'])} [{_num(flips['ci'][0])}, "
+                         f"{_num(flips['ci'][1])}]")
     lines += ["", f"verdict: {result.verdict}"]
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines)
