@@ -22,7 +22,7 @@ def test_ids_and_cells() -> None:
     task = task_module.brain_compression(n_seeds=2, schemes="rtn4,prune0.5")
     assert [s.id for s in task.dataset] == ["seed=0,scheme=rtn4", "seed=0,scheme=prune0.5",
                                             "seed=1,scheme=rtn4", "seed=1,scheme=prune0.5"]
-    assert task.dataset[1].metadata["cell"]["config"] == {"scheme": "prune0.5"}
+    assert (task.dataset[1].metadata or {})["cell"]["config"] == {"scheme": "prune0.5"}
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +56,7 @@ def test_compressed_cell_differs_from_the_uncompressed_model(tiny: str, tmp_path
                                          n_windows=6, window=8, layers="1,2", model=tiny)
     [log] = inspect_eval(task, model="none", log_dir=str(tmp_path), display="none")
     assert log.status == "success", log.error
-    values = log.samples[0].scores["method_metrics"].value  # type: ignore[index]
+    values: dict[str, float] = log.samples[0].scores["method_metrics"].value  # type: ignore[index,assignment]
     assert values["sparsity"] == pytest.approx(0.7, abs=0.01)
     assert values["baseline_cka"] == pytest.approx(1.0) and values["baseline_sparsity"] == 0
     assert values["cka"] < 0.999 and values["delta_cka"] < 0

@@ -58,7 +58,7 @@ def test_synthetic_run_pairs_polysae_with_topk(tmp_path: Path) -> None:
     [log] = inspect_eval(task, model="none", log_dir=str(tmp_path), display="none")
     assert log.status == "success", log.error
     rows = {r["metric"]: r for r in summarise(tmp_path)}
-    values = log.samples[0].scores["method_metrics"].value  # type: ignore[index]
+    values: dict[str, float] = log.samples[0].scores["method_metrics"].value  # type: ignore[index,assignment]
     assert values["fvu"] < 0.95 * values["baseline_fvu"], values  # 0.073 vs 0.079
     assert values["param_overhead"] > 0.1 and values["baseline_param_overhead"] == 0.0
     assert "interaction_cooc_r" in values and "baseline_interaction_cooc_r" not in values
