@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from harness.compare import compare_paths, to_html
+from harness.compare import compare_paths, to_html, to_text
 from harness.consistency import item_consistency, run_consistency
 from harness.provenance import task_record
 from harness.rescore import rescore
@@ -186,4 +186,5 @@ def test_compare_reports_consistency_where_both_runs_have_epochs(runs: dict[str,
     side = result.consistency["a"]
     assert side["flip_rate"]["mean"] == pytest.approx(7 / 24)
     assert side["pass_at_k"]["mean"] == pytest.approx((1 + 1 + 1 + 0) / 4)  # pass@4
+    assert "A consistency (table_scorer, k=4): pass@k 0.75" in to_text(result)
     assert compare_paths(runs["a"], runs["b"]).consistency is None  # one epoch each
