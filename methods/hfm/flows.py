@@ -39,11 +39,11 @@ from numpy.typing import NDArray
 
 Array = NDArray[np.float64]
 
-DEFAULTS: dict[str, Any] = {"width": 128, "train_steps": 600, "batch": 128, "lr": 2e-3,
-                            "steps": 8, "root_radius": 0.5, "leaf_radius": 3.0,
-                            "step_weight": 1.0, "stop": True}
+DEFAULTS: dict[str, Any] = {"width": 128, "train_steps": 400, "batch": 64, "lr": 2e-3,
+                            "steps": 8, "root_radius": 1.0, "leaf_radius": 2.0,
+                            "step_weight": 0.1, "stop": True, "clip": 1.0}
 EPS = 1e-6
-MAX_STEP = 2.0
+MAX_STEP = 1.0
 
 
 @contextmanager
@@ -96,7 +96,16 @@ def expmap(x: Any, u: Any) -> Any:
 
     n = minkowski(u, u).clamp_min(EPS**2).sqrt()
     step = n.clamp_max(MAX_STEP)  # an untrained field must not fling points to overflow
-    return torch.cosh(step) * x + torch.sinh(step) * u / n
+    out = torch.cosh(step) * x + torch.sinh(step) * u / n
+    return onto(out[..., 1:])
+
+
+def onto(spatial: Any) -> Any:
+    """The hyperboloid point with these spatial coordinates (``x_0 = sqrt(1 + |x|^2)``):
+    re-projecting after each step keeps float32 round-off from leaving the manifold."""
+    import torch
+
+    return torch.cat([torch.sqrt(1 + (spatial**2).sum(dim=-1, keepdim=True)), spatial], dim=-1)
 
 
 def project(x: Any, v: Any) -> Any:
@@ -126,6 +135,16 @@ def geodesic(x: Any, y: Any, t: Any) -> tuple[Any, Any]:
 # ----------------------------------------------------------------------------- flows
 
 
+def _step(opt: Any, net: Any, loss: Any, clip: float) -> None:
+    """One Adam update with the gradient norm clipped at ``clip`` (both flows alike)."""
+    import torch
+
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(net.parameters(), clip)
+    opt.step()
+
+
 def _train_euclid(sx: Any, target: Any, cfg: Mapping[str, Any], gen: Any) -> Any:
     import torch
 
@@ -138,9 +157,7 @@ def _train_euclid(sx: Any, target: Any, cfg: Mapping[str, Any], gen: Any) -> Any
         t = torch.rand((len(idx), 1), generator=gen)
         pred = net(torch.cat([(1 - t) * x0 + t * x1, t], dim=1))
         loss = ((pred - (x1 - x0)) ** 2).sum(dim=1).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        _step(opt, net, loss, float(cfg["clip"]))
     return net
 
 
@@ -184,9 +201,7 @@ def _train_hfm(sx: Any, target: Any, cfg: Mapping[str, Any], gen: Any) -> Any:
                 goal, _ = geodesic(x0, x1, torch.full((len(idx), 1), (k + 1) / steps))
                 path = path + distance(x, goal).pow(2).mean()
             loss = loss + weight * path / steps
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+        _step(opt, net, loss, float(cfg["clip"]))
     return net
 
 
