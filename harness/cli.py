@@ -408,7 +408,8 @@ def lightwm_induce(
 
 @leaderboard_app.command("build")
 def leaderboard_build(
-    log_dirs: Annotated[list[Path], typer.Argument(help="Folders or files of Inspect logs.")],
+    log_dirs: Annotated[list[str], typer.Argument(
+        help="Folders or files of Inspect logs, local or on object storage (s3://...).")],
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("leaderboard"),
     headline: Annotated[list[str] | None, typer.Option(
         help="BENCHMARK=SCORE_KEY to rank on (repeatable; default: the eval.yaml "
@@ -461,7 +462,10 @@ def leaderboard_build(
         pricing=load_pricing(pricing) if pricing else {},
         n_boot=n_boot, seed=seed,
     )
-    paths = build(log_dirs, out, options, title=title, copy_logs=copy_logs,
+    from harness.remote_logs import is_remote
+
+    sources = [d if is_remote(d) else Path(d) for d in log_dirs]
+    paths = build(sources, out, options, title=title, copy_logs=copy_logs,
                   skip_bad_logs=skip_bad_logs)
     for kind, path in paths.items():
         console.print(f"{kind}: {path}")

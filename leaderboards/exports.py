@@ -50,7 +50,10 @@ def _clean(value: Any) -> Any:
 
 
 def rel_path(path: str, base: Path) -> str:
-    """``path`` relative to ``base`` with forward slashes (no absolute paths in outputs)."""
+    """``path`` relative to ``base`` with forward slashes (no absolute paths in outputs);
+    a log on object storage (``s3://...``) keeps its URL, which is where it is."""
+    if "://" in path and not path.startswith("file://"):
+        return path
     return Path(os.path.relpath(Path(path).resolve(), base.resolve())).as_posix()
 
 

@@ -182,7 +182,8 @@ def write_site(document: dict[str, Any], folder: Path, title: str = "Leaderboard
     env.filters["fmt"] = _fmt
     env.filters["sortval"] = _sort_value
     env.globals["cell_class"] = _cell_class
-    log_dirs = sorted({str(Path(log["log_file"]).parent) for log in document["logs"]})
+    log_dirs = sorted({log["log_file"].rsplit("/", 1)[0] if "://" in log["log_file"]
+                       else str(Path(log["log_file"]).parent) for log in document["logs"]})
     common = {"title": title, "doc": document, "log_dirs": log_dirs}
     pictures = {b["slug"]: board_svg(b, level=document["level"])
                 for b in document["benchmarks"]}
