@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from harness import _logfiles
+from harness import _logfiles, remote_logs
 from harness.errors import UserInputError
 
 if TYPE_CHECKING:
@@ -171,6 +171,9 @@ def list_logs(paths: LogPaths, *, recursive: bool = True) -> list[Path]:
     items = [paths] if isinstance(paths, str | Path) else list(paths)
     found: list[Path] = []
     for item in items:
+        if remote_logs.is_remote(item):  # s3://, gs://, ...: mirrored through fsspec
+            found.extend(remote_logs.fetch(str(item), recursive=recursive))
+            continue
         path = Path(item)
         if path.is_dir():
             pattern = "**/*" if recursive else "*"
@@ -532,7 +535,7 @@ def _frame(header: dict[str, Any], samples: list[dict[str, Any]], log_file: str)
 
 def _sample_json(log_file: PathLike, sample_id: str | int, epoch: int) -> dict[str, Any]:
     """One sample's JSON as Inspect wrote it (only that member of a ``.eval`` zip)."""
-    path = Path(log_file)
+    path = remote_logs.local(log_file)
     if path.suffix == ".eval":
         with zipfile.ZipFile(path) as zf:
             try:
@@ -638,7 +641,7 @@ def read_score_metadata(paths: LogPaths, scorer: str, *,
         if loaded is None:
             continue
         header, samples = loaded
-        eval_metadata = _eval_values(header, str(path))["eval_metadata"]
+        eval_metadata = _eval_values(header, remote_logs.display(path))["eval_metadata"]
         for sample in samples:
             score = (sample.get("scores") or {}).get(scorer)
             if score is None:
@@ -648,7 +651,7 @@ def read_score_metadata(paths: LogPaths, scorer: str, *,
             if _thinned(metadata):
                 full = _sample_json(path, sample.get("id", ""), epoch)
                 metadata = ((full.get("scores") or {}).get(scorer) or {}).get("metadata") or {}
-            rows.append({"log_file": str(path), "eval_metadata": eval_metadata,
+            rows.append({"log_file": remote_logs.display(path), "eval_metadata": eval_metadata,
                          "sample_id": str(sample.get("id")), "epoch": epoch,
                          "metadata": _dumps(metadata)})
     schema = {"log_file": pl.String(), "eval_metadata": pl.String(), "sample_id": pl.String(),
@@ -716,11 +719,11 @@ def read_log(path: PathLike) -> pl.DataFrame | None:
     Raises:
         LogReadError: The file cannot be read or holds an invalid field (named).
     """
-    path = Path(path)
+    path = remote_logs.local(path)
     loaded = _load(path)
     if loaded is None:
         return None
-    return _frame(*loaded, str(path))
+    return _frame(*loaded, remote_logs.display(path))
 
 
 def iter_results(paths: LogPaths, *, recursive: bool = True) -> Iterator[pl.DataFrame]:
@@ -991,14 +994,15 @@ def load_results(paths: LogPaths, *, recursive: bool = True,
         try:
             with _logfiles.paused_gc():  # parsed logs hold no cycles (issue 51 item 9)
                 loaded = _load(path)
-                frame = None if loaded is None else _frame(*loaded, str(path))
+                frame = None if loaded is None else _frame(*loaded, remote_logs.display(path))
         except LogReadError as exc:
             if not skip_bad_logs:
                 raise
-            account.set_aside.append(SetAside(str(path), "unreadable", detail=exc.reason))
+            account.set_aside.append(SetAside(remote_logs.display(path), "unreadable",
+                                              detail=exc.reason))
             continue
         if loaded is None or frame is None:
-            account.set_aside.append(SetAside(str(path), "not a log",
+            account.set_aside.append(SetAside(remote_logs.display(path), "not a log",
                                               detail="JSON without an Inspect eval header"))
             continue
         logs.append(_Log(path, loaded[0], frame))
@@ -1031,7 +1035,7 @@ def read_headers(paths: LogPaths, *, recursive: bool = True) -> pl.DataFrame:
         except Exception:  # a log being written, or not a log: absent for bookkeeping
             continue
         if header is not None:
-            rows.append(_eval_values(header, str(path)))
+            rows.append(_eval_values(header, remote_logs.display(path)))
     if not rows:
         return pl.DataFrame(schema={"log_file": pl.String, "status": pl.String,
                                     "eval_metadata": pl.String})
@@ -1331,7 +1335,8 @@ def read_eval_specs(paths: LogPaths, *, recursive: bool = True) -> list[dict[str
         except LogReadError:
             continue
         if loaded is not None:
-            out.append({"log_file": str(path), **(loaded[0].get("eval") or {})})
+            out.append({"log_file": remote_logs.display(path),
+                        **(loaded[0].get("eval") or {})})
     return out
 
 
@@ -1372,7 +1377,8 @@ def read_sample_texts(paths: LogPaths, *, recursive: bool = True) -> pl.DataFram
         for sample in loaded[1]:
             latest[(str(sample["id"]), int(sample["epoch"]))] = sample
         for (sample_id, epoch), sample in latest.items():
-            rows.append({"log_file": str(path), "sample_id": sample_id, "epoch": epoch,
+            rows.append({"log_file": remote_logs.display(path), "sample_id": sample_id,
+                         "epoch": epoch,
                          "input": _as_text(sample.get("input")),
                          "target": _as_text(sample.get("target"))})
     schema = {"log_file": pl.String(), "sample_id": pl.String(), "epoch": pl.Int64(),
