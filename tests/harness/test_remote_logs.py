@@ -58,7 +58,8 @@ def _eval_logs(folder: Path, answer: str) -> Path:
     task = Task(dataset=[Sample(input="a?", target="yes", id="a"),
                          Sample(input="b?", target="no", id="b")], solver=says(),
                 scorer=includes(), name="remote_probe")  # fmt: skip
-    (log,) = eval(task, model="none", log_dir=str(folder), display="none")
+    (log,) = eval(task, model="none", log_dir=str(folder), display="none",
+                  metadata={"study": "remote", "cell_id": "c1", "factors": {"answer": answer}})
     assert log.status == "success"
     return folder
 
@@ -76,6 +77,12 @@ def test_results_read_from_the_object_store(s3: object, tmp_path: Path) -> None:
     same = [c for c in here.columns if c != "log_file"]
     assert remote.select(same).sort("sample_id").equals(here.select(same).sort("sample_id"))
     assert read_headers(url)["log_file"].to_list() == remote["log_file"].unique().to_list()
+
+    # a study's analysis reads the same folder (its factor levels from the eval metadata)
+    from harness.factorial.report.frame import study_frame
+
+    study = study_frame(url, study="remote")
+    assert study.height == 2 and study["answer"].unique().to_list() == ["yes"]
 
     # read again: nothing is downloaded (the mirror is kept while size and ETag agree)
     (mirrored,) = list_logs(url)
