@@ -26,7 +26,8 @@ FOLDERS = ["arithmetic", "causalgame", "formulacode", "medversa", "open_problems
            "worldtravel", "worldtravel_webscape",
            *(f"paper_tasks/{p}" for p in ("tpg", "treca", "sika_gp", "hmh", "ucast", "tfface",
                                           "cdat", "tabpe", "kupbi", "scout", "udm",
-                                          "household", "polysae", "brain_compression"))]
+                                          "household", "polysae", "brain_compression",
+                                          "vfm", "hfm"))]
 TASKS: dict[str, str] = {
     "arithmetic": "benchmarks.arithmetic.arithmetic:arithmetic",
     "causalgame": "benchmarks.causalgame.causalgame:causalgame",
@@ -55,6 +56,8 @@ TASKS: dict[str, str] = {
     "scout": "benchmarks.paper_tasks.scout.scout:scout",
     "household": "benchmarks.paper_tasks.household.household:household",
     "udm_grpo": "benchmarks.paper_tasks.udm.udm:udm_grpo",
+    "vfm": "benchmarks.paper_tasks.vfm.vfm:vfm",
+    "hfm": "benchmarks.paper_tasks.hfm.hfm:hfm",
     "polysae": "benchmarks.paper_tasks.polysae.polysae:polysae",
     "brain_compression": "benchmarks.paper_tasks.brain_compression.brain_compression:"
                          "brain_compression",
