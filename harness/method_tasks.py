@@ -420,7 +420,15 @@ def study_pairs(paths: str | Path | Sequence[str | Path], *, factor: str = "scal
             row["delta"] = (est.estimate, est.lo, est.hi, est.n)
             row["unpaired"] = unpaired.height
         rows.append(row)
-    return sorted(rows, key=lambda r: (r["task"], float(r[factor] or "nan")))
+    return sorted(rows, key=lambda r: (r["task"], _as_number(r[factor]), str(r[factor])))
+
+
+def _as_number(value: Any) -> float:
+    """A factor level as a number for sorting (``rtn4``-style labels sort after numbers)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.inf
 
 
 def study_markdown(rows: Sequence[Mapping[str, Any]], factor: str = "scale",
