@@ -5,7 +5,8 @@ Measure with (on a quiet machine; quote ``uptime``'s load average beside every n
     .venv/bin/pytest tests/perf/test_bwrap_perf.py --benchmark-enable -m perf
 
 - exec of ``true``, median of 50: the provider with its per-sample cgroup and disk quota
-  in place (``env -i``, the cgroup join, setpriv and prlimit ahead of bwrap, the sample's
+  in place (the cgroup join, ``setpriv --reset-env`` (as root; else ``env -i``) and prlimit
+  ahead of bwrap, the sample's
   mounts, Inspect's subprocess plumbing), bare ``bwrap ... true``, and ``exec`` on Inspect's
   docker sandbox (targets: provider <= 20 ms and <= 0.1x docker);
 - a sample's create + teardown (its filesystem, cgroup and folders), bwrap and docker;
@@ -113,6 +114,65 @@ def test_sample_create_and_teardown(
     ok = benchmark.pedantic(lambda: loop.run_until_complete(one()), rounds=rounds,
                             iterations=1, warmup_rounds=1)  # fmt: skip
     assert ok
+
+
+def _bare_argv() -> list[str]:
+    bwrap = shutil.which("bwrap")
+    assert bwrap is not None
+    return [bwrap, "--unshare-all", "--die-with-parent", "--new-session",
+            "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
+            "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--", "true"]  # fmt: skip
+
+
+def test_exec_overhead_side_by_side(loop: asyncio.AbstractEventLoop) -> None:
+    """The issue-52 ratio: provider ``exec(["true"])`` against bare ``bwrap ... true``,
+    interleaved round by round so both see the same load; as root also against the bare
+    bwrap run unprivileged as the sample's uid (``setpriv``), which is what the provider's
+    bwrap is: an unprivileged bwrap builds its user namespaces itself and costs more than
+    one started as root. Prints the medians, the ratios and the load average."""
+    import statistics
+    import time
+
+    env = BwrapSandboxEnvironment(BwrapConfig())
+    bare = _bare_argv()
+    floors = {"bare": bare}
+    if env.layout.drop_to_uid:
+        setpriv = shutil.which("setpriv")
+        assert setpriv is not None
+        floors["bare as sample uid"] = [setpriv, f"--reuid={env.host_uid}",
+                                        f"--regid={env.host_uid}", "--clear-groups", "--",
+                                        *bare]  # fmt: skip
+    # the provider's own argv run synchronously: the rest of the gap is Inspect's async
+    # subprocess plumbing (event loop, child watcher, stream readers)
+    from harness.sandbox.bwrap import _command
+
+    floors["provider argv, sync"] = _command(env.layout, env.config, ["true"])
+    times: dict[str, list[float]] = {"provider": [], **{name: [] for name in floors}}
+    load_before, has_cgroup = _load(), env.cgroup is not None
+    try:
+        for round_ in range(ROUNDS + 3):
+            started = time.perf_counter()
+            result = loop.run_until_complete(env.exec(["true"]))
+            elapsed = time.perf_counter() - started
+            assert result.success
+            if round_ >= 3:
+                times["provider"].append(elapsed)
+            for name, argv in floors.items():
+                started = time.perf_counter()
+                assert subprocess.run(argv).returncode == 0
+                if round_ >= 3:
+                    times[name].append(time.perf_counter() - started)
+    finally:
+        env.cleanup()
+    med = {name: statistics.median(values) * 1000 for name, values in times.items()}
+    ratios = ", ".join(f"{med['provider'] / med[name]:.2f}x {name}" for name in floors
+                       if name != "provider argv, sync")
+    print(f"\nexec(['true']) median of {ROUNDS}: "
+          + ", ".join(f"{name} {value:.1f} ms" for name, value in med.items())
+          + f"; provider = {ratios}; before: {load_before}; after: {_load()}; "
+          f"cgroup={has_cgroup}")  # fmt: skip
+    assert all(len(values) == ROUNDS for values in times.values())
 
 
 MEMORY_LIMIT = 512 * MiB
