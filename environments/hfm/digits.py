@@ -10,7 +10,8 @@ only (a CLIP-like shared space learned without the novel classes); the roots are
 caller's sentence embeddings of the class names, reduced to ``dim`` principal directions
 of the ten roots. An image's feature is its aligned part (``dim``) followed by ``visual``
 image-only coordinates (the encoder's principal directions on the base classes), where
-every root is 0: the modality gap a flow must close. The novel classes' images were never seen by the encoder or the map.
+every root is 0: the modality gap a flow must close. The novel classes' images were never
+seen by the encoder or the map.
 
 No Inspect, no torch: sklearn and numpy. The encoder and map are fitted once per process
 (fixed seed 0: they are the frozen backbone, not a per-episode choice); an episode's
@@ -90,7 +91,8 @@ def _shared(text_key: bytes, shape: tuple[int, int], dim: int, visual: int,
     centre = h[base].mean(axis=0)
     _, _, vt = np.linalg.svd(h[base] - centre, full_matrices=False)
     extra = (h - centre) @ vt[:visual].T
-    extra *= np.sqrt((aligned[base] ** 2).sum(axis=1).mean() / (extra[base] ** 2).sum(axis=1).mean())
+    rms = np.sqrt((aligned[base] ** 2).sum(axis=1).mean() / (extra[base] ** 2).sum(axis=1).mean())
+    extra *= rms
     shared = np.column_stack([aligned, extra])
     return shared, np.column_stack([roots, np.zeros((len(roots), visual))])
 

@@ -69,7 +69,8 @@ class InverseProblem:
 def make_prior(seed: int, k: int = 6, radius: float = 2.0, std: float = 0.3) -> MixturePrior:
     """A ring of ``k`` components (angles jittered, radius +-15%) with Dirichlet(5) weights."""
     rng = np.random.default_rng(seed)
-    angles = 2 * np.pi * (np.arange(k) + rng.uniform(-0.25, 0.25, k)) / k + rng.uniform(0, 2 * np.pi)
+    jitter = rng.uniform(-0.25, 0.25, k)
+    angles = 2 * np.pi * (np.arange(k) + jitter) / k + rng.uniform(0, 2 * np.pi)
     radii = radius * rng.uniform(0.85, 1.15, k)
     means = np.column_stack([radii * np.cos(angles), radii * np.sin(angles)])
     weights = rng.dirichlet(np.full(k, 5.0))
@@ -79,7 +80,7 @@ def make_prior(seed: int, k: int = 6, radius: float = 2.0, std: float = 0.3) -> 
 def posterior(prior: MixturePrior, a: Array, sigma: float, y: Array) -> Posterior:
     """The exact posterior mixture for each row of ``y`` (vectorised over observations)."""
     s2, m = prior.std**2, a.shape[0]
-    cov = np.linalg.inv(np.eye(2) / s2 + a.T @ a / sigma**2)
+    cov: Array = np.linalg.inv(np.eye(2) / s2 + a.T @ a / sigma**2).astype(np.float64)
     means = (prior.means / s2)[None, :, :] + (y @ a / sigma**2)[:, None, :]
     means = means @ cov.T
     pred_cov = s2 * a @ a.T + sigma**2 * np.eye(m)
