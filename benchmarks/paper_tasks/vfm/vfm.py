@@ -128,6 +128,8 @@ def vfm(
     sigma: float = DEFAULT_SIGMA,
     guided_steps: int = DEFAULT_GUIDED_STEPS,
     adapter_steps: int = 1500,
+    teacher_steps: int = 1500,
+    distill_steps: int = 1200,
     lam: float = 1.0,
     scale: float = 1.0,
     sandbox: str | None = None,
@@ -145,12 +147,15 @@ def vfm(
         sigma: Measurement noise.
         guided_steps: Euler steps (= NFE) of the guided sampler.
         adapter_steps: Adam steps of the noise adapter (VFM's variational stage).
+        teacher_steps: Adam steps of the rectified-flow teacher (every method's).
+        distill_steps: Adam steps distilling the one-step flow map (the adapters').
         lam: Weight of the flow-map term in VFM's joint objective.
         scale: Multiplies ``n_train`` (the data-size factor shared by method tasks).
         sandbox: ``bwrap`` to run the methods in the bubblewrap sandbox.
     """
     records = [{"seed": seed + i, "kind": k} for i in range(n_seeds) for k in _kinds(kinds)]
-    config = {"guided_steps": guided_steps, "adapter_steps": adapter_steps, "lam": lam}
+    config = {"guided_steps": guided_steps, "adapter_steps": adapter_steps, "lam": lam,
+              "teacher_steps": teacher_steps, "distill_steps": distill_steps}
     problem = PosteriorProblem(n_obs=n_obs, n_train=max(int(round(n_train * scale)), 200),
                                sigma=sigma)
     return method_task(

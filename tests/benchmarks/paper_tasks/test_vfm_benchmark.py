@@ -44,7 +44,8 @@ def test_ids_and_kinds() -> None:
 
 @pytest.mark.slow
 def test_vfm_runs_with_model_none(tmp_path: Path) -> None:
-    task = vfm_module.vfm(n_seeds=2, n_obs=8, n_train=1000, adapter_steps=200, guided_steps=4)
+    task = vfm_module.vfm(n_seeds=2, n_obs=8, n_train=1000, adapter_steps=200, guided_steps=4,
+                          teacher_steps=300, distill_steps=200)
     [log] = inspect_eval(task, model="none", log_dir=str(tmp_path), display="none")
     assert log.status == "success", log.error
     rows = {r["metric"]: r for r in summarise(tmp_path)}
