@@ -19,7 +19,8 @@ mounted and writable is used. Where none is, :func:`cgroup_support` says why and
 fix it, the provider warns once, and the per-process rlimits remain the only limits.
 
 A sample's processes join its groups before ``bwrap`` starts (:meth:`SampleCgroup.join_argv`
-is a two-line ``sh`` prefix run as root), so nothing the payload forks is ever outside.
+is a two-line ``sh`` prefix run as root, writing ``0``, itself, into v1's ``tasks`` or v2's
+``cgroup.procs``), so nothing the payload forks is ever outside.
 """
 
 from __future__ import annotations
@@ -250,14 +251,23 @@ class SampleCgroup:
             (folder / "cpu.cfs_quota_us").write_text(str(quota))
 
     def procs_files(self) -> list[str]:
-        """The ``cgroup.procs`` files a process writes itself into to join (one per group)."""
-        return sorted({str(folder / "cgroup.procs") for folder in self.paths.values()})
+        """The files a process writes ``0`` (itself) into to join, one per group: v1's
+        ``tasks``, v2's ``cgroup.procs``.
+
+        Why ``tasks`` and ``0`` on v1: the kernel moves the writing thread itself without
+        taking the threadgroup lock, whose release waits for an RCU grace period; writing
+        a pid to ``cgroup.procs`` takes it, which made the move into three v1 groups most
+        of an exec's cost (tests/perf/test_bwrap_perf.py). The joining ``sh`` has one
+        thread, so moving the thread moves the process, and everything it forks follows.
+        """
+        name = "cgroup.procs" if self.support.mode == "v2" else "tasks"
+        return sorted({str(folder / name) for folder in self.paths.values()})
 
     def join_argv(self) -> list[str]:
         """An argv prefix that moves itself into the sample's groups, then execs the rest."""
         files = self.procs_files()
         script = (
-            'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; '
+            'n=$1; shift; while [ "$n" -gt 0 ]; do echo 0 > "$1" || exit 125; shift; '
             'n=$((n-1)); done; exec "$@"'
         )
         return ["/bin/sh", "-c", script, "sh", str(len(files)), *files]
