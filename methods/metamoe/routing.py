@@ -12,7 +12,9 @@ spread over it, so that they approximate the private distribution rather than it
 Ours, in numpy and sklearn, per client ``k`` (all run here, but each step uses only what
 that client could see):
 
-* expert: logistic regression on the client's private ``(x, y)``;
+* expert: logistic regression on the client's private ``(x, y)`` (a constant if the
+  client's labels are all one class, which a multi-modal domain cut by a linear rule can
+  give);
 * relevance of a public point (config ``relevance``): ``prototype`` (default) minus its
   squared distance to the client's mean private point, or ``density``, the log kernel
   density of the client's private points at it; the client ranks the pool by it (on
@@ -52,9 +54,28 @@ FAMILY = "private_moe"
 Array = NDArray[np.float64]
 
 
-def _experts(xs: Sequence[Array], ys: Sequence[Any]) -> list[LogisticRegression]:
-    return [LogisticRegression(max_iter=1000).fit(x, np.asarray(y))
-            for x, y in zip(xs, ys, strict=True)]
+class _Constant:
+    """The expert of a client whose private labels are all one class."""
+
+    def __init__(self, label: int) -> None:
+        self.label = label
+
+    def predict(self, x: Array) -> NDArray[np.int64]:
+        return np.full(len(x), self.label, dtype=np.int64)
+
+    def predict_proba(self, x: Array) -> Array:
+        return np.tile([1.0 - self.label, float(self.label)], (len(x), 1))
+
+
+def _expert(x: Array, y: Any) -> LogisticRegression | _Constant:
+    y = np.asarray(y)
+    if len(np.unique(y)) < 2:
+        return _Constant(int(y[0]))
+    return LogisticRegression(max_iter=1000).fit(x, y)
+
+
+def _experts(xs: Sequence[Array], ys: Sequence[Any]) -> list[LogisticRegression | _Constant]:
+    return [_expert(x, y) for x, y in zip(xs, ys, strict=True)]
 
 
 def _sqdist(a: Array, b: Array) -> Array:
