@@ -58,3 +58,11 @@ def test_references_are_weaker_than_any_selection() -> None:
     unif = uniform_ensemble(inputs, {}, 0)
     assert routed > rand + 0.1 and routed > (np.asarray(unif["pred"]) == f.test_y).mean() + 0.1
     assert unif["route"][0] == -1
+
+
+def test_a_one_class_client_gets_a_constant_expert() -> None:
+    inputs, f = _inputs(100)  # seed 100 has such a client
+    assert any(len(np.unique(y)) == 1 for y in f.private_y)
+    for method in (relevance_proxies, uniform_ensemble):
+        pred = np.asarray(method(inputs, {}, 100)["pred"])
+        assert len(pred) == len(f.test_y) and set(pred.tolist()) <= {0, 1}
