@@ -28,7 +28,9 @@ Inputs: ``obs``, ``action``, ``reward``, ``next_obs`` (flat transitions), ``epis
 for the model (``query_obs``, ``query_action``; ``query_start``, ``query_actions`` for
 open-loop rollouts). Outputs: ``policy`` (an action index per grid cell), ``pred_next``
 and ``pred_reward`` (the queries' one-step predictions), ``pred_rollout`` (open-loop),
-``mean_penalty`` (the mean disagreement over grid cells and actions).
+``mean_penalty`` (the mean disagreement over grid cells and actions),
+``value_inconsistency`` (the trained model's mean squared inconsistency over all data
+windows, both arms: what VIPO's term minimises).
 """
 
 from __future__ import annotations
@@ -137,24 +139,32 @@ def _train(inputs: Mapping[str, Any], config: Mapping[str, Any], seed: int,
     v_next = v_data(torch.tensor(o2[safe[:, -1]], dtype=torch.float32)).detach()
     v_window = torch.tensor(r[safe] @ disc, dtype=torch.float32) + gamma**k * v_next
     batch = 256
+
+    def inconsistency(s0: Any) -> Any:
+        """Squared (data value - model value) of the windows starting at ``s0``, per
+        member, in units of the return's spread."""
+        state = obs_all[s0].expand(members, len(s0), 3)
+        total = torch.zeros(members, len(s0))
+        for j in range(k):
+            inp = (torch.cat([state, act_all[s0 + j].expand(members, len(s0), 1)], -1)
+                   - tt["x_mu"]) / tt["x_sd"]
+            out = net(inp) * tt["y_sd"] + tt["y_mu"]
+            total = total + gamma**j * out[..., 3]
+            state = state + out[..., :3]
+        estimate = total + gamma**k * v_data(state)
+        return ((estimate - v_window[s0]) / v_sd) ** 2
+
     for _ in range(steps):
         idx = torch.from_numpy(rng.integers(0, len(o), (members, batch)))
         loss = ((net(xt[idx]) - yt[idx]) ** 2).mean()
         if vipo and alpha > 0:
-            s0 = torch.from_numpy(rng.choice(starts, batch))
-            state = obs_all[s0].expand(members, batch, 3)
-            total = torch.zeros(members, batch)
-            for j in range(k):
-                inp = (torch.cat([state, act_all[s0 + j].expand(members, batch, 1)], -1)
-                       - tt["x_mu"]) / tt["x_sd"]
-                out = net(inp) * tt["y_sd"] + tt["y_mu"]
-                total = total + gamma**j * out[..., 3]
-                state = state + out[..., :3]
-            estimate = total + gamma**k * v_data(state)
-            loss = loss + alpha * (((estimate - v_window[s0]) / v_sd) ** 2).mean()
+            loss = loss + alpha * inconsistency(torch.from_numpy(rng.choice(starts, batch))).mean()
         opt.zero_grad()
         loss.backward()
         opt.step()
+
+    with torch.no_grad():  # the trained model's inconsistency on every data window
+        value_gap = float(inconsistency(torch.from_numpy(starts)).mean())
 
     def predict(obs_q: Array, act_q: Array) -> tuple[Array, Array]:
         """Each member's (next obs, reward), (members, n, 4)."""
@@ -193,6 +203,7 @@ def _train(inputs: Mapping[str, Any], config: Mapping[str, Any], seed: int,
         rollout.append(cur)
     return {"policy": policy.tolist(), "pred_next": q_pred[:, :3].tolist(),
             "pred_reward": q_pred[:, 3].tolist(), "mean_penalty": float(spread.mean()),
+            "value_inconsistency": value_gap,
             "pred_rollout": np.stack(rollout, 1).tolist()}
 
 

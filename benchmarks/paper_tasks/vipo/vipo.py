@@ -99,6 +99,7 @@ class OfflineProblem:
                 "reward_error": float(((np.asarray(outputs["pred_reward"], dtype=float)
                                         - truth["reward"]) ** 2).mean()),
                 "penalty": float(outputs["mean_penalty"]),
+                "value_inconsistency": float(outputs["value_inconsistency"]),
                 "rollout_error": float((roll[:, -1] ** 2).sum(-1).mean())}
 
 

@@ -20,7 +20,7 @@ def test_oracle_with_exact_predictions_scores_100_and_no_error() -> None:
     assert inputs["obs"].shape == (2 * 199, 3) and inputs["query_actions"].shape[1] == 10
     perfect = {"policy": oracle_policy().tolist(), "pred_next": truth["next"],
                "pred_reward": truth["reward"], "pred_rollout": truth["rollout"],
-               "mean_penalty": 0.0}
+               "mean_penalty": 0.0, "value_inconsistency": 0.0}
     s = problem.score(perfect, truth, {})
     assert np.isclose(s["norm_return"], 100.0) and s["model_error"] == 0.0
     assert s["rollout_error"] == 0.0 and s["reward_error"] == 0.0

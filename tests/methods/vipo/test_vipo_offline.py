@@ -1,5 +1,5 @@
-"""VIPO vs MOPO: the inconsistency term is the only difference, and it makes the model more
-accurate where the data is thin."""
+"""VIPO vs MOPO: the inconsistency term is the only difference, and training with it lowers
+the model's value inconsistency."""
 
 from __future__ import annotations
 
@@ -24,11 +24,12 @@ def test_without_its_term_vipo_is_mopo() -> None:
 
 
 @pytest.mark.slow
-def test_vipo_model_is_more_accurate_than_mopos() -> None:
-    """Fails if ``vipo`` is replaced by ``mopo``: on random (bottom-only) data the value term
-    lowers the model's 10-step error on the states a good policy visits."""
-    problem = OfflineProblem()
-    inputs, truth = problem.prepare({"seed": 1, "quality": "random"})
-    ours = problem.score(vipo(inputs, {}, 1), truth, {})
-    base = problem.score(mopo(inputs, {}, 1), truth, {})
-    assert ours["rollout_error"] < 0.7 * base["rollout_error"]
+def test_vipo_model_is_more_value_consistent_than_mopos() -> None:
+    """Fails if ``vipo`` is replaced by ``mopo``: the trained model's value inconsistency on
+    the data's windows (what VIPO's term minimises) is lower on the same data and seed.
+    (Whether that buys return or accuracy where a good policy goes is the task's question.)"""
+    for seed in (0, 3):
+        inputs, _ = OfflineProblem(episodes=2).prepare({"seed": seed, "quality": "random"})
+        ours = vipo(inputs, {"model_steps": 150}, seed)["value_inconsistency"]
+        base = mopo(inputs, {"model_steps": 150}, seed)["value_inconsistency"]
+        assert ours < 0.8 * base
