@@ -27,7 +27,7 @@ FOLDERS = ["arithmetic", "causalgame", "formulacode", "medversa", "open_problems
            *(f"paper_tasks/{p}" for p in ("tpg", "treca", "sika_gp", "hmh", "ucast", "tfface",
                                           "cdat", "tabpe", "kupbi", "scout", "udm",
                                           "household", "polysae", "brain_compression",
-                                          "cocoedit", "vfm", "hfm"))]
+                                          "cocoedit", "t2i_concepts", "vfm", "hfm"))]
 TASKS: dict[str, str] = {
     "arithmetic": "benchmarks.arithmetic.arithmetic:arithmetic",
     "causalgame": "benchmarks.causalgame.causalgame:causalgame",
@@ -62,6 +62,7 @@ TASKS: dict[str, str] = {
     "brain_compression": "benchmarks.paper_tasks.brain_compression.brain_compression:"
                          "brain_compression",
     "cocoedit": "benchmarks.paper_tasks.cocoedit.cocoedit:cocoedit",
+    "t2i_concepts": "benchmarks.paper_tasks.t2i_concepts.t2i_concepts:t2i_concepts",
 }
 """Task name -> its ``@task`` function (imported directly: tests may import benchmarks)."""
 
