@@ -80,7 +80,8 @@ def data_marginal(data: IntArray, cards: tuple[int, ...], clique: Clique) -> Arr
 def cell_index(cards: tuple[int, ...], clique: Clique) -> IntArray:
     """For every cell of the full table (C order), its cell in the marginal on ``clique``."""
     grid = np.indices(cards).reshape(len(cards), -1)
-    return np.ravel_multi_index(grid[list(clique)], [cards[c] for c in clique]).astype(np.int64)
+    flat = np.ravel_multi_index(tuple(grid[list(clique)]), [cards[c] for c in clique])
+    return np.asarray(flat, dtype=np.int64)
 
 
 def estimate(measurements: list[Measurement], cards: tuple[int, ...], total: float,
