@@ -177,10 +177,12 @@ def test_family_section_of_stats(scenarios: tuple[Scenario, ...]) -> None:
     """The ``family`` section (what ``stats --json`` prints for all 150) on 4 scenarios:
     every member, its feasibility by bucket and length, TravelPlanner rates, the fit."""
     from environments.worldtravel.stats import family_results, family_summary
+    from harness.stats import logistic_effects  # the fitter the CLI hands in
 
     subset = [s for s in scenarios if s.days <= 2][:4]
     results = family_results(subset)
-    out = family_summary(subset, results)
+    assert all(row["fit"] is None for row in family_summary(subset, results).values())
+    out = family_summary(subset, results, fit=logistic_effects)
     assert set(out) == set(PLANNERS)
     for row in out.values():
         assert row["feasible"] == 0.0 and row["n_feasible"] == 0
