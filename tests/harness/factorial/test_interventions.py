@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -65,10 +66,10 @@ def _accuracy(log: Any) -> float:
 
 
 @pytest.mark.slow
-def test_oracle_still_perfect_on_arithmetic_after_each_intervention() -> None:
+def test_oracle_still_perfect_on_arithmetic_after_each_intervention(tmp_path: Path) -> None:
     tasks = [apply_intervention(arithmetic(n=6, seed=3), name, seed=1)
              for name in ARITHMETIC_INTERVENTIONS]
-    logs = eval(tasks, model="scripted/arith-oracle", display="none", log_dir=None,
+    logs = eval(tasks, model="scripted/arith-oracle", display="none", log_dir=str(tmp_path),
                 log_samples=False, ctl_server=False)
     by_name = {(log.eval.metadata or {})["intervention"]["name"]: _accuracy(log)
                for log in logs}
@@ -100,7 +101,8 @@ def test_option_permutation_keeps_the_right_answer_right() -> None:
 
 
 @pytest.mark.slow
-def test_option_permutation_scores_same_with_a_model_that_knows_the_answers() -> None:
+def test_option_permutation_scores_same_with_a_model_that_knows_the_answers(
+        tmp_path: Path) -> None:
     tasks = [
         Task(dataset=_mc_dataset(), solver=multiple_choice(), scorer=choice(), name="mc"),
         apply_intervention(
@@ -109,7 +111,7 @@ def test_option_permutation_scores_same_with_a_model_that_knows_the_answers() ->
         ),
     ]
     logs = eval(tasks, model="scripted/test-mc-knower", display="none", log_samples=False,
-                ctl_server=False)
+                log_dir=str(tmp_path), ctl_server=False)
     assert [_accuracy(log) for log in logs] == [1.0, 1.0]
 
 
