@@ -41,6 +41,8 @@ from typing import Any, Protocol
 
 import polars as pl
 
+from harness.models import ladder
+
 
 class _Side(Protocol):
     """One side of a comparison (:class:`harness.compare.Run`): its logs' eval specs."""
@@ -85,14 +87,6 @@ def _cache_file() -> Path:
     return root / "evalsuite" / "sha256.json"
 
 
-def _hash_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(8 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def file_sha256(path: str | Path) -> str:
     """sha256 of a file, or of a folder (over each file's relative path and sha256, in
     order); cached by resolved path, size and mtime, so a run re-hashes nothing unchanged.
@@ -113,7 +107,7 @@ def file_sha256(path: str | Path) -> str:
         if hit and hit.get("size") == stat.st_size and hit.get("mtime") == stat.st_mtime:
             value = str(hit["sha256"])
         else:
-            value = _hash_file(file)
+            value = ladder.sha256_of(file)
             cache[key] = {"size": stat.st_size, "mtime": stat.st_mtime, "sha256": value}
             changed = True
         if not target.is_dir():
@@ -140,8 +134,6 @@ def _model(name: str | None, model_args: Mapping[str, Any]) -> dict[str, Any] | 
     if path and Path(str(path)).exists():
         out.update(path=str(path), sha256=file_sha256(str(path)), source="hashed")
     elif name and name.startswith(_OFFLINE):
-        from harness.models import ladder
-
         rung = ladder.find(name.split("/", 1)[1])
         if rung is not None and rung.sha256:
             out.update(ladder=rung.name, sha256=rung.sha256, source="ladder (verified on load)",
