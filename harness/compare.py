@@ -17,7 +17,9 @@ paired with the same id and epoch of B, and for each score key both runs hold:
 * ``se``/``ci_t``: the paired t interval over per-item means, which is exactly the
   leaderboard's pairwise cell (:mod:`leaderboards.tables`); ``ci_bootstrap`` always;
 * ``mdd``: the minimum difference a paired t test on this many items detects with 80%
-  power at the observed spread of per-item differences;
+  power at the observed spread of per-item differences, by the boards' rule
+  (:func:`harness.stats.adjacent_mdd`: where the runs agree on every item of a [0, 1]
+  score, the planning SD, never 0); ``mdd_basis`` says which;
 * ``flipped_up``/``flipped_down``: pairs where B scored higher / lower than A, listed with
   input, target and both answers (``--html`` writes them as a page).
 
@@ -54,12 +56,12 @@ from harness.results import (
     with_unreported_keys,
 )
 from harness.stats import (
+    adjacent_mdd,
     bootstrap_mean_p,
     holm_adjust,
     is_binary,
     mcnemar_exact_ci,
     mcnemar_exact_p,
-    minimum_detectable_difference,
     paired_difference_ci,
     paired_t_p_value,
 )
@@ -266,10 +268,11 @@ def _metric(key: str, pairs: pl.DataFrame, level: float, n_boot: int, seed: int,
         ci_method = (f"paired t over per-item means (fewer than {MIN_BOOTSTRAP_ITEMS} items: "
                      "a bootstrap of so few items is too narrow)")
     p_t = paired_t_p_value(t_est)
-    item_diff = (items["value_b"] - items["value_a"]).to_numpy()
-    sd = float(item_diff.std(ddof=1)) if len(item_diff) > 1 else math.nan
-    mdd = (minimum_detectable_difference(len(item_diff), sd, alpha=1 - level)
-           if len(item_diff) >= 2 and sd > 0 else None)
+    # the boards' rule: observed SD of the per-item differences, or the [0, 1] planning SD
+    # where the runs agree on every item (never an MDE of 0)
+    bounded = bool(np.all((va >= 0) & (va <= 1)) and np.all((vb >= 0) & (vb <= 1)))
+    mdd, _, mdd_basis = adjacent_mdd(items["value_b"], items["value_a"], bounded=bounded,
+                                     alpha=1 - level)
     return {
         "name": key,
         "difference": float(diff.mean()),
@@ -277,6 +280,7 @@ def _metric(key: str, pairs: pl.DataFrame, level: float, n_boot: int, seed: int,
         "p": _finite(p),
         "p_holm": None,
         "mdd": _finite(mdd) if mdd is not None else None,
+        "mdd_basis": mdd_basis,
         "flipped_up": up,
         "flipped_down": down,
         "mean_a": float(va.mean()),
