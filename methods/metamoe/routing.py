@@ -41,14 +41,16 @@ pool indices each client chose).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.special import logsumexp
-from sklearn.linear_model import LogisticRegression
 
 from harness.plugins.plain_method import plain_method
+
+if TYPE_CHECKING:  # imported where fitted: `harness list` registers this without sklearn
+    from sklearn.linear_model import LogisticRegression
 
 FAMILY = "private_moe"
 Array = NDArray[np.float64]
@@ -71,6 +73,8 @@ def _expert(x: Array, y: Any) -> LogisticRegression | _Constant:
     y = np.asarray(y)
     if len(np.unique(y)) < 2:
         return _Constant(int(y[0]))
+    from sklearn.linear_model import LogisticRegression
+
     return LogisticRegression(max_iter=1000).fit(x, y)
 
 
@@ -119,6 +123,8 @@ def _route_and_predict(selected: Sequence[NDArray[Any]], inputs: Mapping[str, An
                        inputs["private_y"])
     x = np.vstack([pool[s] for s in selected])
     label = np.concatenate([np.full(len(s), k) for k, s in enumerate(selected)])
+    from sklearn.linear_model import LogisticRegression
+
     router = LogisticRegression(max_iter=2000, random_state=seed).fit(x, label)
     route = router.classes_[router.predict_proba(test).argmax(axis=1)]
     per_expert = np.column_stack([e.predict(test) for e in experts])
