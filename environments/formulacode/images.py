@@ -1,14 +1,15 @@
 """Docker side of the offline pack: the task-family image and a container session.
 
 The family image (``docker/Dockerfile``) is built from the offline base image with no
-network and tagged by the pack's content digest, so it is rebuilt exactly when a task, the
-Dockerfile or the repo script changes. Real dataset tasks instead run in their published
+network and tagged by the pack's content digest and the base image's id, so it is rebuilt
+exactly when a task, the Dockerfile, the repo script or the base image changes. Real dataset tasks instead run in their published
 ``image_name`` (``formulacode/all:<repo>-<sha>--final``), which needs a reachable registry:
 :func:`image_available` tells which are present so callers can skip the rest cleanly.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import uuid
@@ -25,8 +26,26 @@ WORKDIR = "/workspace/repo"
 
 
 def family_image_tag() -> str:
-    """``evalsuite/formulacode-pack:<digest>`` of the current pack."""
-    return f"{IMAGE_REPO}:{pack_digest()}"
+    """``evalsuite/formulacode-pack:<digest>`` of the current pack and base image.
+
+    The base image's id is part of the digest, so rebuilding the base (a package added to
+    it, e.g. valgrind for the cycles measure) rebuilds the family image on next use instead
+    of reusing one built from the old base."""
+    base_id = _local_image_id(base_image())
+    if base_id is None:
+        return f"{IMAGE_REPO}:{pack_digest()}"
+    both = hashlib.sha256(f"{pack_digest()}\n{base_id}".encode()).hexdigest()[:12]
+    return f"{IMAGE_REPO}:{both}"
+
+
+def _local_image_id(tag: str) -> str | None:
+    """The local image id of ``tag`` (None when absent or docker does not answer)."""
+    try:
+        done = subprocess.run(["docker", "image", "inspect", "--format", "{{.Id}}", tag],
+                              capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
 
 
 def base_image() -> str:

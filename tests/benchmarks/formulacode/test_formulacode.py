@@ -76,7 +76,7 @@ def test_oracle_cli_eval_limit_3(tmp_path: Path) -> None:
     assert len(scores) == 3
     for score in scores:
         value = score["value"]
-        assert value["success"] == 1.0 and value["infra_failure"] == 0.0
+        assert value["success"] == 1.0 and value["infra_failure"] == 0.0, score["explanation"]
         assert value["triage"] == 1.0  # the oracle touches exactly the expert's functions
         # these experts are ~2-2.4x (geomean, development timings), no workload below 1x
         assert value["speedup"] > 1.0 and value["reward"] > 1.0
@@ -96,6 +96,6 @@ def test_break_agent_is_gated_in_docker(tmp_path: Path) -> None:
     assert log.status == "success" and log.samples
     score = log.samples[0].scores["formulacode_scorer"]  # type: ignore[index]
     value = dict(score.value)  # type: ignore[arg-type]
-    assert value["success"] == 0.0 and value["reward"] == -1.0
+    assert value["success"] == 0.0 and value["reward"] == -1.0, score.explanation
     assert value["speedup"] == 1.0 and value["infra_failure"] == 0.0
     assert score.metadata and score.metadata["failure"] == "tests failed"
