@@ -2,8 +2,9 @@
 
 The family image (``docker/Dockerfile``) is built from the offline base image with no
 network and tagged by the pack's content digest and the base image's id, so it is rebuilt
-exactly when a task, the Dockerfile, the repo script or the base image changes. Real dataset tasks instead run in their published
-``image_name`` (``formulacode/all:<repo>-<sha>--final``), which needs a reachable registry:
+exactly when a task, the Dockerfile, the repo script or the base image changes. Real
+dataset tasks instead run in their published ``image_name``
+(``formulacode/all:<repo>-<sha>--final``), which needs a reachable registry:
 :func:`image_available` tells which are present so callers can skip the rest cleanly.
 """
 
