@@ -132,3 +132,16 @@ def load_scorer(spec: str, args: dict[str, Any]) -> Any:
     from inspect_ai.scorer._scorer import ScorerSpec
 
     return scorer_from_spec(ScorerSpec(scorer=spec), task_path=None, **args)
+
+
+def log_task_identifier(log: Any) -> str:
+    """The eval-set task identifier of a log (header), as ``eval_set`` pairs tasks with logs.
+
+    Use: the study runner (:mod:`harness.factorial.selection`) names a cell's interrupted
+    log as the ``resume`` of its selected task only when the log belongs to that task (the
+    eval-set selection protocol refuses a resume log of another task); Inspect computes the
+    identifier only inside ``eval_set``.
+    """
+    from inspect_ai._eval.evalset import task_identifier
+
+    return str(task_identifier(log, None))
