@@ -28,6 +28,9 @@ same on any machine. Pure domain code (no Inspect).
 
 from __future__ import annotations
 
+import copy
+import json
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -67,6 +70,62 @@ def _solver(limit: float) -> cp_model.CpSolver:
     return s
 
 
+# ------------------------------------------------------------------------- repeated solves
+class _Memo:
+    """Outcomes of solves that members of the family repeat on the same scenario.
+
+    Why: the beam's first solve is the cost shortcut's solve (same model, objective,
+    limit and solver settings), and the two lookaheads solve the same prefix model
+    once their horizons reach the trip's end with the same commitments so far. Each
+    solve is deterministic, so its outcome is reused rather than recomputed; the key
+    holds the scenario's whole content (frame and every constraint) and a reference to
+    the world, so a hit is the outcome a fresh solve would give. Values are small
+    (a pick, a plan, the chosen literals), and only the last :attr:`SIZE` are kept."""
+
+    SIZE = 256
+    MISSING = object()
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[tuple[Any, ...], tuple[World, Any]] = OrderedDict()
+
+    def get(self, world: World, key: tuple[Any, ...]) -> Any:
+        hit = self._items.get(key)
+        if hit is None or hit[0] is not world:
+            return self.MISSING
+        self._items.move_to_end(key)
+        return hit[1]
+
+    def put(self, world: World, key: tuple[Any, ...], value: Any) -> None:
+        self._items[key] = (world, value)
+        self._items.move_to_end(key)
+        while len(self._items) > self.SIZE:
+            self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        self._items.clear()
+
+
+_memo = _Memo()
+
+
+def _content(
+    world: World, scenario: Scenario, constraints: list[Constraint] | None = None
+) -> tuple[Any, ...]:
+    """The key of everything a model of ``scenario`` (under ``constraints``, default its
+    own) reads, with the world's identity."""
+    cons = scenario.constraints if constraints is None else constraints
+    text = json.dumps(
+        [
+            scenario.id, scenario.family, scenario.cities, scenario.start_date, scenario.days,
+            scenario.party, scenario.arrival, scenario.departure, scenario.transfer_day,
+            scenario.skeleton, [(c.id, c.kind, c.params) for c in cons],
+        ],
+        sort_keys=True,
+        default=str,
+    )
+    return (id(world), text)
+
+
 def local_constraints(scenario: Scenario) -> list[Constraint]:
     """The scenario's constraints that are not global (what a shortcut planner keeps)."""
     return [c for c in scenario.constraints if c.kind not in GLOBAL_KINDS]
@@ -84,8 +143,28 @@ def shortcut_plan(
     ``time`` or ``slack``; see :data:`~environments.worldtravel.solver.OBJECTIVES`)."""
     model = _Model(world, scenario, local_constraints(scenario))
     set_objective(model, objective)
-    result = solve_model(model, limit, _solver)
+    solvers: list[cp_model.CpSolver] = []
+
+    def make(lim: float) -> cp_model.CpSolver:
+        solvers.append(_solver(lim))
+        return solvers[-1]
+
+    result = solve_model(model, limit, make)
+    if objective == "cost" and limit == SHORTCUT_LIMIT:  # the beam's first solve
+        chosen = _chosen(model, solvers[0]) if result.feasible else None
+        key = ("cheapest", _content(world, scenario, model.cons))
+        _memo.put(world, key, chosen)
     return result.plan if result.plan is not None else _fallback(world, scenario)
+
+
+def _keys(model: _Model) -> list[Any]:
+    """The choice literals the beam's no-good cuts speak of (venues, links, rooms)."""
+    return [v for q in model.pos for v in q.x] + [v for *_, z in model.stays for v in z]
+
+
+def _chosen(model: _Model, s: cp_model.CpSolver) -> tuple[bool, ...]:
+    """Which of :func:`_keys` a solution sets."""
+    return tuple(bool(s.value(v)) for v in _keys(model))
 
 
 # ------------------------------------------------------------------------- lookahead
@@ -233,33 +312,64 @@ def _solve_prefix(
     return model, s
 
 
+def _next_pick(
+    world: World, scenario: Scenario, upto: int, drop: bool, picks: list[int]
+) -> int | None:
+    """The candidate the prefix model's solution takes at the next position (None when
+    no solution is found within :data:`STEP_LIMIT`)."""
+    found = _solve_prefix(world, scenario, upto, drop, picks, STEP_LIMIT)
+    if found is None:
+        return None
+    model, s = found
+    q = [p for p in model.pos if p.x][len(picks)]
+    return next(j for j, v in enumerate(q.x) if s.value(v))
+
+
+def _finish(world: World, scenario: Scenario, n: int, drop: bool, picks: list[int]) -> Plan | None:
+    """The plan of the committed ``picks`` (times, modes and rooms solved for cost)."""
+    model = _Prefix(world, scenario, n, drop=drop)
+    for q, j in zip([q for q in model.pos if q.x], picks, strict=True):
+        model.m.add(q.x[j] == 1)
+    set_objective(model, "cost")
+    return solve_model(model, STEP_LIMIT, _solver).plan
+
+
 def lookahead_plan(world: World, scenario: Scenario, k: int = 1) -> Plan:
     """The cost shortcut committed stop by stop, seeing the global constraints only
     ``k`` stops ahead (see :class:`_Prefix`). Once a commitment leaves no prefix-feasible
-    continuation, the rest is planned with the global constraints dropped."""
+    continuation, the rest is planned with the global constraints dropped.
+
+    Each commitment's solve depends on (horizon, drop, commitments so far) only, so a
+    solve another lookahead already made (the horizon clamps at the trip's end) is
+    read from :data:`_memo`."""
     n = sum(bool(q.x) for q in _Prefix(world, scenario, 0, drop=True).pos)
+    content = _content(world, scenario)
     picks: list[int] = []
     drop = False
     for step in range(n):
         found = None
         for d in [drop] if drop else [False, True]:
-            found = _solve_prefix(world, scenario, min(n, step + k), d, picks, STEP_LIMIT)
+            upto = min(n, step + k)
+            # with the globals dropped the horizon states nothing: one model for all
+            key = ("step", content, None if d else upto, d, tuple(picks))
+            found = _memo.get(world, key)
+            if found is _Memo.MISSING:
+                found = _next_pick(world, scenario, upto, d, picks)
+                _memo.put(world, key, found)
             if found is not None:
                 drop = d
                 break
         if found is None:
             return _fallback(world, scenario)
-        model, s = found
-        q = [p for p in model.pos if p.x][step]
-        picks.append(next(j for j, v in enumerate(q.x) if s.value(v)))
+        picks.append(found)
     for d in [drop] if drop else [False, True]:
-        model = _Prefix(world, scenario, n, drop=d)
-        for q, j in zip([q for q in model.pos if q.x], picks, strict=True):
-            model.m.add(q.x[j] == 1)
-        set_objective(model, "cost")
-        result = solve_model(model, STEP_LIMIT, _solver)
-        if result.plan is not None:
-            return result.plan
+        key = ("finish", content, n, d, tuple(picks))
+        plan = _memo.get(world, key)
+        if plan is _Memo.MISSING:
+            plan = _finish(world, scenario, n, d, picks)
+            _memo.put(world, key, plan)
+        if plan is not None:
+            return copy.deepcopy(plan)
     return _fallback(world, scenario)
 
 
@@ -276,13 +386,18 @@ def beam_plan(world: World, scenario: Scenario, width: int = BEAM_WIDTH) -> Plan
     probe = Scenario(**{**scenario.__dict__, "constraints": sampled_globals(scenario)})
     model = _Model(world, scenario, local)
     set_objective(model, "cost")
-    keys = [v for q in model.pos for v in q.x] + [v for *_, z in model.stays for v in z]
+    keys = _keys(model)
     first: Plan | None = None
-    for _ in range(width):
-        s = _solver(SHORTCUT_LIMIT)
-        if s.solve(model.m) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    # the first solve is the cost shortcut's (read from the memo when it was made)
+    cheapest = _memo.get(world, ("cheapest", _content(world, scenario, local)))
+    for step in range(width):
+        if step > 0 or cheapest is _Memo.MISSING:
+            s = _solver(SHORTCUT_LIMIT)
+            ok = s.solve(model.m) in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+            cheapest = _chosen(model, s) if ok else None
+        if cheapest is None:
             break
-        chosen = [v for v in keys if s.value(v)]
+        chosen = [v for v, on in zip(keys, cheapest, strict=True) if on]
         result = solve_model(_pinned(world, scenario, local, model, chosen), STEP_LIMIT, _solver)
         if result.plan is not None:
             first = first or result.plan

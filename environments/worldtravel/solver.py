@@ -21,6 +21,7 @@ on 2 cores) and say when they stopped early: ``PlanCount.exact`` and the diagnos
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,6 +87,86 @@ class SolveResult:
     costs: dict[str, int] = field(default_factory=dict)
 
 
+FRAME_KINDS: frozenset[str] = frozenset(
+    {"exclude", "rating_floor", "cuisine", "booking_lead", "room_type", "hotel_rules",
+     "transport_mode"}
+)
+"""Constraint kinds the frame reads (they prune candidates); every other kind only adds
+constraints on top of it (``_Model._build_constraints``)."""
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """A built frame, kept for reuse: its CP-SAT model (never solved or extended, only
+    cloned) and the Python handles on its variables."""
+
+    world: World
+    m: cp_model.CpModel
+    pos: list[_Pos]
+    days: dict[int, list[_Pos]]
+    legs: list[_Leg]
+    stays: list[tuple[str, list[int], list[tuple[Hotel, str]], list[cp_model.IntVar]]]
+    cost: dict[str, Any]
+    cache: dict[Any, Any]
+
+    @classmethod
+    def of(cls, model: _Model) -> _Frame:
+        """Snapshot ``model`` right after its frame is built (before any constraint)."""
+        return cls(
+            model.w, model.m.clone(), list(model.pos),
+            {d: list(day) for d, day in model.days.items()}, list(model.legs),
+            list(model.stays), dict(model.cost), dict(model._cache),
+        )
+
+
+class _FrameCache:
+    """The last few frames built, by world, scenario frame and candidate filters.
+
+    Why: the generator builds a dozen models per draw that differ only in the
+    constraints added on the same frame (the shortcut planners' three objectives, the
+    beam's pinned re-solves, every lookahead step, the coupling scan). The key holds
+    every field the frame reads, so a hit is the frame a fresh build would give."""
+
+    SIZE = 8
+
+    def __init__(self) -> None:
+        self._items: dict[tuple[Any, ...], _Frame] = {}
+
+    @staticmethod
+    def key(world: World, sc: Scenario, constraints: list[Constraint]) -> tuple[Any, ...]:
+        filters = tuple(
+            (c.kind, json.dumps(c.params, sort_keys=True, default=str))
+            for c in constraints
+            if c.kind in FRAME_KINDS
+        )
+        return (
+            id(world), sc.id, sc.family, tuple(sc.cities), sc.start_date, sc.days, sc.party,
+            sc.arrival, sc.departure, sc.transfer_day, tuple(tuple(d) for d in sc.skeleton),
+            filters,
+        )
+
+    def get(self, world: World, sc: Scenario, constraints: list[Constraint]) -> _Frame | None:
+        key = self.key(world, sc, constraints)
+        frame = self._items.pop(key, None)
+        if frame is None or frame.world is not world:
+            return None
+        self._items[key] = frame  # most recently used last
+        return frame
+
+    def put(
+        self, world: World, sc: Scenario, constraints: list[Constraint], frame: _Frame
+    ) -> None:
+        self._items[self.key(world, sc, constraints)] = frame
+        while len(self._items) > self.SIZE:
+            self._items.pop(next(iter(self._items)))
+
+    def clear(self) -> None:
+        self._items.clear()
+
+
+_frames = _FrameCache()
+
+
 class _Model:
     """The CP-SAT model of one scenario under a given constraint list."""
 
@@ -113,7 +194,29 @@ class _Model:
         self.stays: list[tuple[str, list[int], list[tuple[Hotel, str]], list[cp_model.IntVar]]] = []
         self.cost: dict[str, Any] = {}
         self._cache: dict[Any, Any] = {}
-        self._build()
+        frame = None if canonical else _frames.get(world, scenario, constraints)
+        if frame is None:
+            self._build_frame()
+            if not canonical:
+                _frames.put(world, scenario, constraints, _Frame.of(self))
+        else:
+            self._adopt(frame)
+        self._build_constraints()
+
+    def _adopt(self, frame: _Frame) -> None:
+        """Start from a copy of ``frame``'s built frame (same world, scenario frame and
+        candidate filters) instead of building it again: its CP-SAT model is cloned and
+        its positions, legs, stays and cost expressions are shared by variable index,
+        which the clone keeps. Building the frame is most of a model's Python cost, and
+        the generator builds a dozen models per draw on the same frame; the clone's
+        proto is the one a fresh build gives (tests compare them)."""
+        self.m = frame.m.clone()
+        self.pos = list(frame.pos)
+        self.days = {d: list(day) for d, day in frame.days.items()}
+        self.legs = list(frame.legs)
+        self.stays = list(frame.stays)
+        self.cost = dict(frame.cost)
+        self._cache = dict(frame.cache)
 
     # ------------------------------------------------------------------ candidates
     def _allowed_venue(self, rec: Attraction | Restaurant, day: int, slot: str) -> bool:
@@ -160,7 +263,9 @@ class _Model:
         pos.x = [self.m.new_bool_var(f"{name}_{i}") for i in range(len(pos.cands))]
         self.m.add_exactly_one(pos.x)
 
-    def _build(self) -> None:
+    def _build_frame(self) -> None:
+        """The plan space: stays, day positions, candidates, legs, lodging times, costs
+        (and, for ``canonical``, the earliest-schedule pins)."""
         sc, w, m = self.sc, self.w, self.m
         night_stay: dict[int, int] = {}
         for s, (city, nights) in enumerate(sc.stays()):
@@ -226,6 +331,11 @@ class _Model:
         self._costs()
         if self.canonical:
             self._earliest_times()
+
+    def _build_constraints(self) -> None:
+        """Each constraint instance by its handler (under an enforcement literal for the
+        ``soft`` kinds)."""
+        m = self.m
         for c in self.cons:
             handler = getattr(self, f"_c_{c.kind}", None)
             if handler is None:
