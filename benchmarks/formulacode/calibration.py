@@ -11,6 +11,11 @@ shows it, and the scorer copies a task's entry into its score metadata
 (``measure_calibration``) so a reader of one score sees it.
 
     harness formulacode calibration CYCLES_RUN.json QUIET_RUN.json [OUT.json]
+        [--expert-changed SLUG,...]
+
+``--expert-changed`` names tasks whose expert patch changed after the quiet run (quantile,
+pack 2.3): the clock column then timed another patch, so their row keeps both numbers but
+no ratio and no flag (``quiet_clock_stale``), instead of comparing two different changes.
 """
 
 from __future__ import annotations
@@ -34,9 +39,12 @@ def slug(task_id: str) -> str:
 
 
 def compare(cycles_run: dict[str, Any], quiet_run: dict[str, Any],
-            flag_at: float = FLAG_AT) -> dict[str, dict[str, Any]]:
+            flag_at: float = FLAG_AT,
+            expert_changed: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
     """Per pack slug: the oracle speedup under each measure, their ratio, and the flag
-    (``|cycles / clock - 1| > flag_at``); tasks missing from either run have ``None``."""
+    (``|cycles / clock - 1| > flag_at``); tasks missing from either run have ``None``, and
+    so does the ratio of a task in ``expert_changed`` (its clock run timed an older expert
+    patch, so the two numbers measure different code)."""
     quiet = {slug(t): r for t, r in (quiet_run.get("tasks") or {}).items()}
     out: dict[str, dict[str, Any]] = {}
     for task_id, row in sorted((cycles_run.get("tasks") or {}).items()):
@@ -46,11 +54,13 @@ def compare(cycles_run: dict[str, Any], quiet_run: dict[str, Any],
         if row.get("infra_failure"):
             cyc = None
         wall = clock.get("oracle_speedup")
+        stale = name in expert_changed
         ratio = (cyc / wall if isinstance(cyc, int | float) and isinstance(wall, int | float)
-                 and wall > 0 else None)
+                 and wall > 0 and not stale else None)
         out[name] = {"measure": row.get("measure") or row.get("timer"),
                      "cycles_speedup": cyc, "quiet_clock_speedup": wall,
                      "quiet_clock_timer": clock.get("timer"),
+                     "quiet_clock_stale": stale,
                      "cycles_over_clock": ratio,
                      "flagged": ratio is not None and abs(ratio - 1) > flag_at,
                      "not_graded": row.get("not_graded"),
@@ -77,7 +87,9 @@ def markdown(table: dict[str, dict[str, Any]]) -> str:
     for name, e in table.items():
         cyc = fmt(e["cycles_speedup"]) if e["cycles_speedup"] is not None else (
             e.get("not_graded") or ("refused" if e.get("refused") else "—"))
-        flag = "**flagged**" if e["flagged"] else ""
+        flag = ("**flagged**" if e["flagged"] else
+                "not compared: expert changed since the clock run"
+                if e.get("quiet_clock_stale") else "")
         lines.append(f"| {name} | {e['measure']} | {cyc} | {fmt(e['quiet_clock_speedup'])} "
                      f"({e.get('quiet_clock_timer') or '—'}) | {fmt(e['cycles_over_clock'])} "
                      f"| {flag} |")
@@ -94,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path, nargs="?", default=None,
                         help="write the calibration JSON here (the scorer reads "
                              "benchmarks/formulacode/calibration.json)")
+    parser.add_argument("--expert-changed", default="", metavar="SLUG,...",
+                        help="tasks whose expert patch changed after the quiet run: "
+                             "both numbers kept, no ratio, no flag")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     runs = []
     for path in (args.cycles_run, args.quiet_run):
@@ -101,9 +116,10 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(json.loads(path.read_text()))
         except (OSError, json.JSONDecodeError) as exc:
             raise SystemExit(f"{path}: not a readable validate JSON ({exc})") from None
-    table = compare(runs[0], runs[1])
+    changed = frozenset(s for s in args.expert_changed.split(",") if s)
+    table = compare(runs[0], runs[1], expert_changed=changed)
     doc = {"cycles_run": str(args.cycles_run), "quiet_run": str(args.quiet_run),
-           "flag_at": FLAG_AT, "tasks": table,
+           "flag_at": FLAG_AT, "expert_changed": sorted(changed), "tasks": table,
            "flagged": sorted(n for n, e in table.items() if e["flagged"])}
     if args.out is not None:
         args.out.write_text(json.dumps(doc, indent=1) + "\n")

@@ -167,6 +167,6 @@ def formulacode(
                 tool_call_validity()],
         sandbox=task_sandbox,
         time_limit=time_limit,
-        version="2.2.0",
+        version="2.2.1",
         metadata={"benchmark": "formulacode"},
     )
