@@ -15,7 +15,9 @@ Here it is captured **once per eval**, when the task starts, into the eval's met
   hashed again), and for a ``model_path`` argument the sha256 of that file or folder
   (cached by path, size and mtime);
 * ``dataset``: its name, location, sample count and a hash of its sample ids;
-* ``study``: the study file's sha256 when the run is a study cell.
+* ``study``: the study file's sha256 when the run is a study cell;
+* ``task_files``: the sha256 of the task's source (its file, or its folder's files without
+  caches) when the launcher knows it (the board runner does).
 
 The record is taken when a run is launched (:func:`task_record`; the study runner does it
 for every cell) and passed as the eval's metadata, which Inspect writes once into the log
@@ -49,8 +51,9 @@ class _Side(Protocol):
 
     specs: list[dict[str, Any]]
 
-__all__ = ["PACKAGES", "collect", "compare_provenance", "dataset_hash", "file_sha256",
-           "run_provenance", "task_record"]
+__all__ = ["PACKAGES", "collect", "compare_provenance", "dataset_hash", "entry_provenance",
+           "file_sha256", "log_provenance", "record_digest", "run_provenance", "source_sha256",
+           "task_record"]
 
 PACKAGES = ("inspect_ai", "evalsuite", "numpy", "polars", "scipy", "torch", "transformers",
             "llama_cpp_python", "vllm", "openai", "playwright", "docker")
@@ -233,6 +236,36 @@ def run_provenance(specs: list[dict[str, Any]]) -> dict[str, Any]:
             "revision": revision.get("commit") if isinstance(revision, Mapping) else None}
 
 
+def record_digest(record: Mapping[str, Any]) -> str:
+    """sha256 of a provenance record as canonical JSON (sorted keys), leaving out its own
+    ``sha256`` and the kernel build string (``packages.platform``: the machine's noise, not
+    a difference in what ran, as :func:`compare_provenance` treats it)."""
+    flat = {k: v for k, v in _flat(record).items()
+            if k != "sha256" and not k.endswith("packages.platform")}
+    return hashlib.sha256(json.dumps(flat, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def log_provenance(spec: Mapping[str, Any], texts: pl.DataFrame) -> dict[str, Any]:
+    """One log's provenance as exports and boards carry it: what it recorded
+    (:func:`run_provenance`), the hash of the (id, input, target) it holds
+    (:func:`dataset_hash`, so a changed dataset shows even where nothing was recorded) and
+    ``sha256``, the digest of all of it (:func:`record_digest`)."""
+    record = run_provenance([dict(spec)])
+    record["data_sha256"] = dataset_hash(texts) if texts.height else None
+    record["sha256"] = record_digest(record)
+    return record
+
+
+def entry_provenance(records: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """A board entry's provenance from its logs' records: one digest over theirs (two
+    entries, or two builds, with the same digest ran on the same recorded environment and
+    data), how many logs there are and how many recorded a launch-time record."""
+    digests = sorted(str(r.get("sha256")) for r in records)
+    return {"sha256": hashlib.sha256("\n".join(digests).encode()).hexdigest(),
+            "logs": len(records),
+            "recorded": sum(r.get("recorded") is not None for r in records)}
+
+
 # --------------------------------------------------------------------------- comparison
 
 
@@ -303,8 +336,26 @@ def compare_provenance(a: _Side, b: _Side, shared: pl.DataFrame, texts_a: pl.Dat
 # --------------------------------------------------------------------------- recording
 
 
+def source_sha256(path: str | Path) -> str:
+    """sha256 of a task's source: a file, or a folder's files (relative path and content,
+    in order) without caches and hidden files, so compiling or a checkout's ``.git`` leaves
+    it unchanged while any edit of what the task runs changes it."""
+    target = Path(path)
+    if target.is_file():
+        return hashlib.sha256(target.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    for file in sorted(target.rglob("*")):
+        parts = file.relative_to(target).parts
+        if not file.is_file() or any(p == "__pycache__" or p.startswith(".") for p in parts):
+            continue
+        digest.update(f"{'/'.join(parts)}\0{hashlib.sha256(file.read_bytes()).hexdigest()}\n"
+                      .encode())
+    return digest.hexdigest()
+
+
 def task_record(task: Any, model: str | None, model_args: Mapping[str, Any] | None = None,
-                study_file: str | Path | None = None) -> dict[str, Any]:
+                study_file: str | Path | None = None,
+                task_file: str | Path | None = None) -> dict[str, Any]:
     """The record for one run of an Inspect ``Task`` (taken when the run is launched, so
     it is written once, into the eval's metadata: ``{"provenance": task_record(...)}``).
 
@@ -322,4 +373,7 @@ def task_record(task: Any, model: str | None, model_args: Mapping[str, Any] | No
     record = collect(spec)
     if study_file is not None and Path(study_file).is_file():
         record["study"] = {"file": str(study_file), "sha256": file_sha256(study_file)}
+    if task_file is not None and Path(task_file).exists():
+        record["task_files"] = {"path": Path(task_file).as_posix(),
+                                "sha256": source_sha256(task_file)}
     return record

@@ -22,10 +22,13 @@ import polars as pl
 
 from harness.atomic import staged_folder
 from harness.cost import load_pricing as _load_pricing
+from harness.provenance import entry_provenance, log_provenance
 from harness.results import (
     LogAccount,
     apply_errored_policy,
     load_results,
+    read_eval_specs,
+    read_sample_texts,
     read_score_metadata,
     with_unreported_keys,
 )
@@ -174,10 +177,48 @@ def auto_submitted_count(bench: str, logs: Sequence[str | Path]) -> int | None:
     return sum(bool(json.loads(m).get("auto_submitted")) for m in meta["metadata"])
 
 
+def log_provenances(log_files: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Each log's provenance (:func:`harness.provenance.log_provenance`): what it recorded
+    at launch, Inspect's packages, the task version and revision, the hash of its data, and
+    the digest of all of it; a log that cannot be read for its header gets the digest of
+    an empty record rather than none, so the board still says it knows nothing."""
+    files = list(dict.fromkeys(log_files))
+    if not files:
+        return {}
+    specs = {s["log_file"]: s for s in read_eval_specs(files)}
+    texts = read_sample_texts(files)
+    return {log: log_provenance(specs.get(log, {}), texts.filter(pl.col("log_file") == log))
+            for log in files}
+
+
+def _with_provenance(document: dict[str, Any], board: Leaderboard,
+                     records: Mapping[str, Mapping[str, Any]]) -> None:
+    """Carry the provenance into the document: each log's record, each entry's digest."""
+    for bench in document["benchmarks"]:
+        logs = board.entries.filter(pl.col("benchmark") == bench["name"])["logs"].to_list()
+        for entry, files in zip(bench["entries"], logs, strict=True):
+            entry["provenance"] = entry_provenance([records[f] for f in files if f in records])
+    for row, log in zip(document["logs"], board.logs["log_file"].to_list(), strict=True):
+        if log in records:
+            row["provenance"] = dict(records[log])
+
+
 def _cell(value: Any, digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and value != value):
         return "—"
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value).replace("|", "/")
+
+
+def flips_cell(entry: Mapping[str, Any]) -> str:
+    """An entry's consistency across trials as one cell: ``0.125 [0.04, 0.33] (k=3, pass^k
+    0.50)``, or — where there is nothing to count (one trial, not a 0/1 score)."""
+    if entry.get("flip_rate") is None:
+        return "—"
+    trials = entry.get("trials")
+    most = entry.get("trials_max")
+    k = f"{trials}" if most in (None, trials) else f"{trials}-{most}"
+    return (f"{_cell(entry['flip_rate'])} [{_cell(entry.get('flip_lo'))}, "
+            f"{_cell(entry.get('flip_hi'))}] (k={k}, pass^k {_cell(entry.get('pass_hat_k'), 2)})")
 
 
 _POLICY = {"zero": "errored samples score 0", "drop": "errored samples are left out"}
@@ -219,7 +260,13 @@ def markdown(document: Mapping[str, Any], title: str = "Leaderboard") -> str:
                   f"two-sided {100 - level}%, power 80%; where the two agree on every item, "
                   "the SD of a [0, 1] score at p = 0.5). $/sample and score per $ need a "
                   "pricing file (Inspect's model-cost config); tokens per point is "
-                  "tokens/sample over the score.", ""]
+                  "tokens/sample over the score. *Flips* (consistency across trials, for 0/1 "
+                  "scores run with epochs): the share of pairs of an item's trials whose "
+                  "outcomes differ, over items with two or more trials, with its Wilson "
+                  "interval clustered by item, then the trials per item and pass^k (every "
+                  "one of k trials passes; Inspect's `pass_k` reducer); — with one trial "
+                  "per item or a score that is not 0/1 (`consistency_basis` in "
+                  "leaderboard.json says which).", ""]
     if document.get("counting"):
         lines += [f"Counting: {document['counting']['line']}.", ""]
     lines += ["## Overall", "",
@@ -235,10 +282,11 @@ def markdown(document: Mapping[str, Any], title: str = "Leaderboard") -> str:
                   f"{groups} tie group{'s' if groups != 1 else ''} among "
                   f"{len(bench['entries'])} entries.", "",
                   f"| rank | group | rank {level}% | entry | agent | setup | score | "
-                  f"{level}% CI | Δ next | MDE next | normalised | n | completed | errors | "
+                  f"{level}% CI | Δ next | MDE next | flips [{level}% CI] (trials, pass^k) | "
+                  "normalised | n | completed | errors | "
                   "tool calls/sample | valid calls | tokens/sample | tokens/point | "
                   "$/sample | score/$ | work s/sample |",
-                  "|" + "---|" * 21]
+                  "|" + "---|" * 22]
         for e in bench["entries"]:
             notes = [f"+{e['n_na']} N/A"] if e.get("n_na") else []
             if e.get("n_auto_submitted"):
@@ -249,7 +297,7 @@ def markdown(document: Mapping[str, Any], title: str = "Leaderboard") -> str:
                 f"{_cell(e.get('name'))} | {_cell(e['agent'])} | {_cell(e['setup'])} | "
                 f"{_cell(e['score'])} | [{_cell(e['ci_lo'])}, {_cell(e['ci_hi'])}] | "
                 f"{_cell(e.get('diff_next'))} | {_cell(e.get('mdd_next'))} | "
-                f"{_cell(e['normalised'])} | "
+                f"{flips_cell(e)} | {_cell(e['normalised'])} | "
                 f"{e['n']} | {e['n_completed']} | {e['errors']}{na} | "
                 f"{_cell(e.get('tool_calls_per_sample'), 1)} | "
                 f"{_cell(e.get('tool_call_valid_rate'))} | "
@@ -289,6 +337,8 @@ def build(log_dir: LogDirs, out_dir: str | Path, options: Options | None = None,
         paths["logs"] = out / "logs"
     board: Leaderboard = compute(frame, options, empty_logs=empty)
     document = project_document(board, out)
+    provenance = log_provenances(board.logs["log_file"].to_list())
+    _with_provenance(document, board, provenance)
     for bench in document["benchmarks"]:
         for entry in bench["entries"]:
             n_auto = auto_submitted_count(bench["name"], [out / p for p in entry["logs"]])
@@ -303,7 +353,7 @@ def build(log_dir: LogDirs, out_dir: str | Path, options: Options | None = None,
     with staged_folder(out) as stage:
         write_json(document, stage / "leaderboard.json")
         (stage / "leaderboard.md").write_text(markdown(document, title))
-        write_eee(board, stage / "eee", log_base=out)
+        write_eee(board, stage / "eee", log_base=out, provenance=provenance)
         write_site(document, stage, title=title)
         relative = [";".join(rel_path(p, out) for p in logs) for logs in board.entries["logs"]]
         board.entries.with_columns(pl.Series("logs", relative, dtype=pl.String())).write_csv(

@@ -35,6 +35,7 @@ from typing import Any
 
 import polars as pl
 
+from harness.provenance import log_provenance
 from harness.results import (
     LogPaths,
     apply_errored_policy,
@@ -42,6 +43,7 @@ from harness.results import (
     iter_samples,
     load_results,
     read_eval_specs,
+    read_sample_texts,
 )
 from harness.stats import SCORE_CI_METHOD, mean_ci
 
@@ -301,6 +303,9 @@ def export_logs(paths: LogPaths, out: Path, *, errored: Any = None,
         samples_path = folder / f"{name}_samples.jsonl"
         n_rows = _write_instances(Path(log), rows, samples_path, evaluation_id=evaluation_id,
                                   model_id=model_id, policies=policies)
+        # provenance once per run (issue 51 item 5): the log's record and its digest, as
+        # text (the schema's details are strings)
+        record = log_provenance(spec, read_sample_texts(Path(log)))
         aggregate = {
             "schema_version": EEE_SCHEMA_VERSION,
             "evaluation_id": evaluation_id,
@@ -309,7 +314,11 @@ def export_logs(paths: LogPaths, out: Path, *, errored: Any = None,
             "source_metadata": {"source_name": "evalsuite (Inspect logs)",
                                 "source_type": "evaluation_run",
                                 "source_organization_name": "evalsuite",
-                                "evaluator_relationship": "third_party"},
+                                "evaluator_relationship": "third_party",
+                                "additional_details": {
+                                    "provenance_sha256": record["sha256"],
+                                    "provenance": json.dumps(record, sort_keys=True,
+                                                             default=str)}},
             "model_info": {"name": model_dir, "id": model_id, "developer": developer,
                            "inference_platform": developer,
                            "additional_details": {"deployment_type": "unknown",

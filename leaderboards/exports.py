@@ -21,12 +21,14 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from harness.provenance import entry_provenance
 from harness.stats import SCORE_CI_METHOD
 from leaderboards.tables import Leaderboard, slug
 
@@ -121,9 +123,14 @@ def _policy_text(policy: str | None, errors: int) -> str:
     return f"{how.get(policy or 'zero', f'errored samples: {policy}')} ({errors} errored)"
 
 
-def eee_records(board: Leaderboard, log_base: Path) -> list[dict[str, Any]]:
+def eee_records(board: Leaderboard, log_base: Path,
+                provenance: Mapping[str, Mapping[str, Any]] | None = None
+                ) -> list[dict[str, Any]]:
     """One Every Eval Ever record per entry with a score, valid against its
-    ``eval.schema.json``."""
+    ``eval.schema.json``. With ``provenance`` (log file -> its record,
+    :func:`leaderboards.build.log_provenances`), each record's ``source_metadata`` carries
+    the entry's provenance digest and its logs' records (as JSON text: the schema's
+    details are strings)."""
     stamp = _unix(as_of(board))
     infos = {r["benchmark"]: r for r in board.benchmarks.to_dicts()}
     records = []
@@ -170,14 +177,20 @@ def eee_records(board: Leaderboard, log_base: Path) -> list[dict[str, Any]]:
             "min_score": 0.0 if bounded else "-Infinity",
             "max_score": 1.0 if bounded else "Infinity",
         }
+        source: dict[str, Any] = {"source_name": "evalsuite leaderboard",
+                                  "source_type": "evaluation_run",
+                                  "source_organization_name": "evalsuite",
+                                  "evaluator_relationship": "third_party"}
+        if provenance is not None:
+            found = [provenance[p] for p in entry["logs"] if p in provenance]
+            source["additional_details"] = {
+                "provenance_sha256": entry_provenance(found)["sha256"],
+                "provenance": json.dumps([_clean(dict(r)) for r in found], sort_keys=True)}
         records.append({
             "schema_version": EEE_SCHEMA_VERSION,
             "evaluation_id": f"{entry['benchmark']}/{entry['model']}/{stamp}",
             "retrieved_timestamp": stamp,
-            "source_metadata": {"source_name": "evalsuite leaderboard",
-                                "source_type": "evaluation_run",
-                                "source_organization_name": "evalsuite",
-                                "evaluator_relationship": "third_party"},
+            "source_metadata": source,
             "model_info": {
                 "name": name or provider, "id": entry["model"], "developer": provider,
                 "inference_platform": provider,
@@ -198,12 +211,14 @@ def eee_records(board: Leaderboard, log_base: Path) -> list[dict[str, Any]]:
     return records
 
 
-def write_eee(board: Leaderboard, folder: Path, log_base: Path) -> Path:
-    """Write one ``<benchmark>__<entry>.json`` Every Eval Ever record per entry."""
+def write_eee(board: Leaderboard, folder: Path, log_base: Path,
+              provenance: Mapping[str, Mapping[str, Any]] | None = None) -> Path:
+    """Write one ``<benchmark>__<entry>.json`` Every Eval Ever record per entry (with its
+    provenance when given: see :func:`eee_records`)."""
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("*.json"):
         old.unlink()
-    for record in eee_records(board, log_base):
+    for record in eee_records(board, log_base, provenance):
         result = record["evaluation_results"][0]
         name = f"{slug(result['evaluation_name'])}__{result['evaluation_result_id']}.json"
         write_json(record, folder / name)

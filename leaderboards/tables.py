@@ -39,12 +39,14 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from harness.consistency import entry_consistency
 from harness.cost import Price, price_for, with_dollars
 from harness.evalspec import BenchmarkTask, ErroredPolicy, spec_for_task
 from harness.results import apply_errored_policy, with_unreported_keys
 from harness.stats import (
     adjacent_mdd,
     bootstrap_rank_interval,
+    is_binary,
     is_proportion_score,
     paired_difference_ci,
     rank_tie_groups,
@@ -371,9 +373,31 @@ def _inspect_versions(rows: pl.DataFrame) -> list[str]:
     return sorted(versions)
 
 
+def _trials(kept: pl.DataFrame) -> list[list[float]]:
+    """Each item's counted trial values (its epochs, in order) of one entry."""
+    if not kept.height:
+        return []
+    grouped = (kept.sort("sample_id", "epoch").group_by("sample_id", maintain_order=True)
+               .agg(pl.col("score").drop_nulls()))
+    return [[float(v) for v in values] for values in grouped["score"].to_list()]
+
+
+def _consistency(kept: pl.DataFrame, level: float, binary: bool) -> dict[str, Any]:
+    """The entry's consistency across trials, next to its mean (issue 51 item 3): the flip
+    rate with its interval, pass@k and pass^k (:func:`harness.consistency.entry_consistency`,
+    Inspect's reducers), over the trials the mean counted."""
+    found = entry_consistency(_trials(kept), binary=binary, level=level)
+    return {"trials": found["trials"], "trials_max": found["trials_max"],
+            "flip_rate": found["flip_rate"], "flip_lo": found["flip_lo"],
+            "flip_hi": found["flip_hi"], "flip_items": found["flip_items"],
+            "flip_pairs": found["flip_pairs"], "pass_at_k": found["pass_at_k"],
+            "pass_hat_k": found["pass_hat_k"], "consistency_basis": found["basis"]}
+
+
 def _entry_stats(rows: pl.DataFrame, options: Options, bounded: bool,
-                 binary: bool = False) -> list[dict[str, Any]]:
-    """One dict per entry of one benchmark (score, CI, counts, tokens, cost, time)."""
+                 binary: bool = False, zero_one: bool = False) -> list[dict[str, Any]]:
+    """One dict per entry of one benchmark (score, CI, counts, tokens, cost, time, and
+    consistency across trials where the score is 0/1: ``zero_one``)."""
     out = []
     for (entry,), group in rows.group_by(["entry"], maintain_order=True):
         kept = group.filter(pl.col("counted"))
@@ -415,6 +439,7 @@ def _entry_stats(rows: pl.DataFrame, options: Options, bounded: bool,
             "tool_call_valid_rate": None if not made or valid is None else valid / made,
             "logs": sorted(set(group["log_file"].to_list())),
             "inspect_version": ", ".join(_inspect_versions(group)) or None,
+            **_consistency(kept, options.level, zero_one),
         })
     return out
 
@@ -536,8 +561,11 @@ def _benchmark(bench: str, rows: pl.DataFrame, options: Options
     counted = rows.filter(pl.col("counted"))["score"].to_numpy()
     bounded = _bounded(counted)
     binary = bool(len(counted)) and is_proportion_score(counted)
-    stats = [pl.col(c).cast(pl.Float64) for c in ("score", "se", "ci_lo", "ci_hi")]
-    table = pl.DataFrame(_entry_stats(rows, options, bounded, binary)).with_columns(stats)
+    stats = [pl.col(c).cast(pl.Float64) for c in ("score", "se", "ci_lo", "ci_hi", "flip_rate",
+                                                   "flip_lo", "flip_hi", "pass_at_k",
+                                                   "pass_hat_k")]
+    table = pl.DataFrame(_entry_stats(rows, options, bounded, binary,
+                                      zero_one=is_binary(counted))).with_columns(stats)
     entries = table["entry"].to_list()
     matrix = _item_matrix(rows, entries)
     rank, rank_lo, rank_hi = _ranks(matrix, options, higher_is_better=not lower)

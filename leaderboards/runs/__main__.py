@@ -56,6 +56,10 @@ class Run:
     env: tuple[tuple[str, str], ...] = ()
     """Environment for the run; a value naming an existing relative path is made absolute
     (Inspect runs a task from its own folder)."""
+    task: str | None = None
+    """The task as the run file names it (a file, a folder or a registry name)."""
+    model: str | None = None
+    """The model the run evaluates (None for an agent run without one)."""
 
 
 def _env_value(value: object) -> str:
@@ -114,7 +118,9 @@ def expand(spec: dict[str, Any], log_root: Path | None = None) -> list[Run]:
             runs.append(Run(str(entry["name"]), label, base + extra + ["--log-dir", str(folder)],
                             folder, entry.get("needs"),
                             tuple((str(k), _env_value(v))
-                                  for k, v in (entry.get("env") or {}).items())))
+                                  for k, v in (entry.get("env") or {}).items()),
+                            task=str(entry["task"]),
+                            model=None if extra[1] == "none" else extra[1]))
     rank = {model: i for i, model in enumerate(ladder)}
     return sorted(runs, key=lambda r: rank.get(r.label, -1))
 
@@ -153,6 +159,29 @@ def build_board(spec: dict[str, Any], out: Path, log_root: Path | None = None,
                  skip_bad_logs=skip_bad_logs)
 
 
+def launch_provenance(run: Run) -> dict[str, Any]:
+    """The provenance record of one board run, taken when it is launched
+    (:func:`harness.provenance.task_record`, as the study runner does for each cell):
+    packages, the model file's sha256 for the suite's offline models, and the sha256 of
+    the task's source (the run file's ``task``: a file, or a folder without caches; a
+    registry name has no file to hash). The dataset and sandbox are not loaded here (that
+    is the task's own start-up); the board hashes the data each log holds and Inspect
+    writes the sandbox into the log header."""
+    from harness.provenance import task_record
+
+    source = (run.task or "").split("@", 1)[0]
+    return task_record(None, run.model, {}, task_file=source if source and Path(source).exists()
+                       else None)
+
+
+def with_provenance(run: Run) -> list[str]:
+    """The run's command with its provenance as eval metadata (``--metadata
+    provenance=JSON``; Inspect parses the value as YAML, of which JSON is a subset), so it
+    is written once into the log header."""
+    record = json.dumps(launch_provenance(run), sort_keys=True, separators=(",", ":"))
+    return [*run.argv, "--metadata", f"provenance={record}"]
+
+
 def run_all(runs: list[Run], journal: Path, dry_run: bool = False,
             echo: Any = print) -> list[tuple[Run, str]]:
     """Run what is not done yet, in order; returns (run, outcome) for each run."""
@@ -174,7 +203,7 @@ def run_all(runs: list[Run], journal: Path, dry_run: bool = False,
             outcomes.append((run, "dry-run"))
             continue
         start = time.time()
-        code = subprocess.run(run.argv, env={**os.environ, "HF_HUB_OFFLINE": "1",
+        code = subprocess.run(with_provenance(run), env={**os.environ, "HF_HUB_OFFLINE": "1",
                                              **dict(run.env)}, check=False).returncode
         journal.parent.mkdir(parents=True, exist_ok=True)
         with journal.open("a") as out:

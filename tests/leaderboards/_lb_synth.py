@@ -20,9 +20,11 @@ def write_log(folder: Path, name: str, *, model: str, scores: Sequence[Score],
               task_args: dict[str, Any] | None = None, scorer: str = "acc",
               tokens: tuple[int, int] = (100, 10), time: float = 1.0,
               ids: Sequence[str] | None = None, created: str = "2026-01-02T03:04:05+00:00",
+              metadata: dict[str, Any] | None = None, inputs: Sequence[str] | None = None,
               ) -> Path:
     """One log; ``scores`` has ``len(ids) * epochs`` values, epoch-major (all items of
-    epoch 1, then epoch 2, ...); None marks an errored sample."""
+    epoch 1, then epoch 2, ...); None marks an errored sample. ``metadata`` is the eval's
+    metadata; ``inputs`` (one per id) the samples' inputs."""
     ids = list(ids) if ids is not None else [f"item-{i:03d}" for i in
                                              range(len(scores) // epochs)]
     assert len(ids) * epochs == len(scores)
@@ -36,6 +38,8 @@ def write_log(folder: Path, name: str, *, model: str, scores: Sequence[Score],
             "total_time": time, "working_time": time / 2,
             "error": {"message": "boom", "traceback": ""} if value is None else None,
         }
+        if inputs is not None:
+            sample.update(input=inputs[k % len(ids)], target="t")
         samples.append(sample)
     log = {
         "version": 2, "status": "success",
@@ -43,7 +47,7 @@ def write_log(folder: Path, name: str, *, model: str, scores: Sequence[Score],
                  "task_version": 0, "task_args": task_args or {}, "model": model,
                  "model_args": {}, "scorers": [{"name": scorer}],
                  "config": {"epochs": epochs},
-                 "packages": {"inspect_ai": "0.3.285"}},
+                 "packages": {"inspect_ai": "0.3.285"}, "metadata": metadata},
         "plan": {"steps": [{"solver": solver, "params": {}}], "config": {}},
         "samples": samples,
     }

@@ -123,7 +123,7 @@ def test_site_shows_pictures_first_names_entries_and_renders(site: tuple[str, Pa
             assert page.locator("#pairwise td.diag").count() == 4
             errors = page.locator("#entries tbody tr td.err")
             assert errors.all_inner_texts() == ["1"]  # beta's errored sample is shown
-            page.click("#entries thead th:nth-child(17)")  # work time per sample, ascending
+            page.click("#entries thead th:nth-child(18)")  # work time per sample, ascending
             assert [t.split(" ·")[0].split(" (")[0] for t in page.locator(
                 "#entries tbody td.name").all_inner_texts()] == ["oracle", "beta", "gamma",
                                                                  "alpha"]
