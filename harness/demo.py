@@ -20,7 +20,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-EXAMPLE_STUDY = Path(__file__).parent / "factorial" / "examples" / "arithmetic_study.yaml"
+EXAMPLE_STUDY = Path(__file__).parents[1] / "methods" / "studies" / "arithmetic_demo" / "study.yaml"
 MODEL_SIZE_STUDY = Path(__file__).parent / "factorial" / "examples" / "model_size_study.yaml"
 DEMO_BOARD = Path(__file__).parents[1] / "leaderboards" / "demo" / "board.yaml"
 

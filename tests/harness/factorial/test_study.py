@@ -121,7 +121,8 @@ def test_examples_load(tmp_path: Path) -> None:
     for path in EXAMPLES.glob("*.yaml"):
         study = load_study(path)
         assert study.cells()
-    demo = load_study(EXAMPLES / "arithmetic_study.yaml")
+    demo = load_study(EXAMPLES.parents[2] / "methods" / "studies" / "arithmetic_demo"
+                      / "study.yaml")
     assert len(demo.cells()) == 12
 
 
