@@ -4,17 +4,21 @@ logs, checked against the schemas the Every Eval Ever project ships.
 The aggregate schema (``eval.schema.json``, v0.3.0) is read from ``../shared/reference-data``;
 it also fixes the datastore's name for the instance file (``detailed_evaluation_results``'s
 path pattern). The instance-level schema (``instance_level_eval.schema.json``) ships in the
-``every-eval-ever`` package, which needs Python >= 3.12; it is looked for where it can be
-(``EEE_INSTANCE_SCHEMA``, the installed package, the shared reference data) and the schema
-check is skipped, saying so, where none is present. The structural checks below hold
-without it.
+``every-eval-ever`` package, which needs Python >= 3.12, and is in no reference data here,
+so CI's clean clone never has it. The records are therefore always checked against the
+schema's rules as the suite states them (:func:`leaderboards.eee_schema.instance_problems`),
+with broken copies that those rules must reject; where the real file is found
+(``EEE_INSTANCE_SCHEMA``, the installed package, the shared reference data) it validates
+the same records and must agree with the rules on every record and every broken copy.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from importlib import util
 from pathlib import Path
 from typing import Any
@@ -25,6 +29,7 @@ from typer.testing import CliRunner
 
 from harness.cli import app
 from leaderboards.eee import EEE_SCHEMA_VERSION, file_uuid, instance_record
+from leaderboards.eee_schema import INSTANCE_SCHEMA_VERSION, instance_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT.parent / "shared" / "reference-data" / "every_eval_ever"
@@ -99,20 +104,82 @@ def test_agentic_samples_carry_their_tool_calls(exported: Path) -> None:
     assert len(keys) == len(rows)
 
 
-def test_instance_records_validate_against_the_shipped_schema(exported: Path) -> None:
+def test_instance_records_follow_the_schemas_rules(exported: Path) -> None:
+    # no skip: the rules are the suite's own statement of the schema (eee_schema.py)
+    _, _, rows = _files(exported)
+    assert rows
+    for row in rows:
+        assert instance_problems(row) == [], row["sample_id"]
+    assert {r["interaction_type"] for r in rows} == {"agentic"}
+
+
+def _agentic(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return next(r for r in rows if any(m.get("tool_calls") for m in r["messages"]))
+
+
+def _first_call(record: dict[str, Any]) -> dict[str, Any]:
+    return next(c for m in record["messages"] for c in m.get("tool_calls") or [])
+
+
+def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def apply(record: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        target: Any = record
+        for key in parents:
+            target = target[int(key)] if isinstance(target, list) else target[key]
+        target[last] = value
+    return apply
+
+
+BROKEN: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
+    "no evaluation_id": (lambda r: r.pop("evaluation_id"), "evaluation_id: required"),
+    "unknown field": (_set("metrics", {}), "metrics: not a field"),
+    "unknown interaction": (_set("interaction_type", "chat"), "interaction_type: one of"),
+    "agentic with output": (_set("output", {"raw": ["x"]}), "agentic: output must be null"),
+    "agentic without messages": (_set("messages", None), "agentic: messages must be a list"),
+    "tool argument not a string": (lambda r: _first_call(r).update(arguments={"n": 3}),
+                                   ".arguments: an object of strings"),
+    "tool call without id": (lambda r: _first_call(r).pop("id"), ".id: a string"),
+    "negative turn": (_set("messages.0.turn_idx", -1), "turn_idx: an integer >= 0"),
+    "score as text": (_set("evaluation.score", "1"), "evaluation.score: a number"),
+    "is_correct as 1": (_set("evaluation.is_correct", 1), "is_correct: a boolean"),
+    "zero turns": (_set("evaluation.num_turns", 0), "num_turns: an integer >= 1"),
+    "negative tokens": (_set("token_usage.input_tokens", -1), "input_tokens: an integer"),
+    "metadata not text": (_set("metadata", {"epoch": 2}), "metadata: an object of strings"),
+    "reference not a list": (_set("input.reference", "4"), "input.reference: a list"),
+    "attribution incomplete": (_set("answer_attribution", [{"turn_idx": 0}]),
+                               "answer_attribution[0].source"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_the_rules_reject_a_broken_record(exported: Path, case: str) -> None:
+    _, _, rows = _files(exported)
+    record = copy.deepcopy(_agentic(rows))
+    breaks, expected = BROKEN[case]
+    breaks(record)
+    problems = instance_problems(record)
+    assert any(expected in p for p in problems), problems
+
+
+def test_the_rules_agree_with_the_shipped_schema(exported: Path) -> None:
     schema = _instance_schema()
     if schema is None:
         pytest.skip("instance_level_eval.schema.json not present (every-eval-ever needs "
-                    "Python >= 3.12; set EEE_INSTANCE_SCHEMA to its file)")
-    assert schema["version"] == EEE_SCHEMA_VERSION
+                    "Python >= 3.12; set EEE_INSTANCE_SCHEMA to its file); the rules above "
+                    "checked the records")
+    assert schema["version"] == INSTANCE_SCHEMA_VERSION, "the rules state another version"
     _, _, rows = _files(exported)
     validator = jsonschema.Draft7Validator(schema)
-    kinds = set()
-    for row in rows:
-        errors = list(validator.iter_errors(row))
-        assert not errors, errors[0].message
-        kinds.add(row["interaction_type"])
-    assert "agentic" in kinds
+    cases = [("exported", row) for row in rows]
+    for name, (breaks, _) in BROKEN.items():
+        record = copy.deepcopy(_agentic(rows))
+        breaks(record)
+        cases.append((name, record))
+    for name, record in cases:
+        schema_says = [e.message for e in validator.iter_errors(record)]
+        assert bool(schema_says) == bool(instance_problems(record)), (name, schema_says)
+    assert any(n == "exported" for n, _ in cases)
 
 
 def test_single_turn_record_and_errored_sample() -> None:
@@ -136,6 +203,7 @@ def test_single_turn_record_and_errored_sample() -> None:
     assert record["error"] == "RuntimeError: boom"
     assert record["metadata"]["epoch"] == "2"
     assert record["performance"]["latency_ms"] == 500.0
+    assert instance_problems(record) == []
     schema = _instance_schema()
     if schema is not None:
         jsonschema.validate(record, schema)
