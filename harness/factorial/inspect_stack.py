@@ -1,15 +1,19 @@
 """The ``inspect`` evaluation stack: a study's cells through Inspect's ``eval_set``.
 
-Locally, one ``eval_set`` over every cell (``max_tasks`` in parallel) into the study's log
-dir; with ``executor="ray"``, one Ray task per cell, each with its own ``eval_set``.
-``eval_set`` pairs each cell's task with the logs already in the dir (see
-:mod:`harness.factorial.run`), so a rerun resumes an interrupted cell.
+Every cell is one selected task of the study dir's eval set, on Inspect's eval-set
+selection protocol (:mod:`harness.factorial.selection`): locally, one worker in this
+process runs every cell (``max_tasks`` at once); with ``executor="ray"``, one Ray task per
+cell with the cell's resources (:mod:`harness.factorial.resources`). All write into the one
+flat log dir, and the runner alone keeps its eval-set bookkeeping, so a rerun resumes an
+interrupted cell from its log (finished samples kept) and leaves one log per cell.
+
+:func:`eval_cells` (a plain ``eval_set`` over some cells) stays for callers that evaluate
+cells outside a study run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.factorial.cells import build_task
@@ -53,42 +57,16 @@ def eval_cells(study_path: str, cell_ids: Sequence[str], log_dir: str,
     return bool(success)
 
 
-def _run_ray(study_path: str, cells: Sequence[Cell], log_dir: str,
-             eval_kwargs: dict[str, Any]) -> None:
-    """One Ray task per cell, each running its own eval_set into the shared log dir.
-
-    Each cell writes under ``<log_dir>/<cell id>/``: concurrent ``eval_set`` calls in one
-    folder race on its ``logs.json`` manifest (one reads another's half-written log).
-    """
-    from harness.registry import require_extra
-
-    require_extra("distributed", "executor='ray'")
-    import ray
-
-    started_here = not ray.is_initialized()
-    if started_here:
-        ray.init(include_dashboard=False, log_to_driver=False)
-    try:
-        remote = ray.remote(num_cpus=1, max_retries=0)(eval_cells)
-        refs = [remote.remote(study_path, [cell.id], str(Path(log_dir) / cell.id), 1,
-                              eval_kwargs)
-                for cell in cells]
-        ray.get(refs)
-    finally:
-        if started_here:
-            ray.shutdown()
-
-
-@stack_runner("inspect", summary="Inspect's eval_set (local or one Ray task per cell)")
+@stack_runner("inspect", summary="Inspect's eval_set, each cell a selected task "
+              "(local, or one Ray task per cell)")
 class InspectStack:
     """Runs cells with Inspect's ``eval_set``, locally or on Ray."""
 
     def run(self, cells: Sequence[Cell], job: StackJob) -> None:
         """Evaluate ``cells`` into ``job.log_dir`` with the job's executor."""
-        if job.executor == "ray":
-            _run_ray(job.study_path, cells, job.log_dir, job.eval_kwargs)
-        elif job.executor == "local":
-            eval_cells(job.study_path, [c.id for c in cells], job.log_dir, job.max_tasks,
-                       job.eval_kwargs)
-        else:
+        if job.executor not in ("local", "ray"):
             raise ValueError(f"executor must be 'local' or 'ray', got {job.executor!r}")
+        from harness.factorial.selection import run_selected_cells
+
+        run_selected_cells(job.study, job.study_path, cells, job.log_dir, job.executor,
+                           job.max_tasks, job.eval_kwargs)

@@ -42,6 +42,7 @@ from pydantic import (
 
 from harness.errors import UserInputError
 from harness.factorial import design as _design
+from harness.factorial.resources import ResourceSpec
 from harness.yaml_source import parse_mapping
 
 __all__ = [
@@ -281,6 +282,12 @@ class Study(_Strict):
     the headline read "model's main effect 0.0%"."""
     intervention_seed: int = 0
     claim: Claim | None = None
+    resources: ResourceSpec | None = None
+    """Resources every cell reserves on the Ray executor (``num_cpus``, ``num_gpus``,
+    ``memory``), replacing the fields derived from the cell's model and sandbox
+    (:mod:`harness.factorial.resources`)."""
+    resource_levels: dict[str, ResourceSpec] = Field(default_factory=dict)
+    """Per-level overrides, keyed ``factor=label``, applied after ``resources``."""
     """The paper's claim (:class:`Claim`); the report computes the verdict from it."""
     runs: dict[str, str] = Field(default_factory=dict)
     """The named runs of the study: run name -> what it is. A study kept as
@@ -505,6 +512,12 @@ def _semantic_errors(study: Study) -> list[tuple[tuple[Any, ...], str]]:
         if claim.bounds is not None and not claim.bounds[0] < claim.bounds[1]:
             errors.append((("claim", "bounds"), f"expected [floor, ceiling] with floor < "
                                                 f"ceiling, got {list(claim.bounds)}"))
+    for selector in study.resource_levels:
+        factor_name, _, label = selector.partition("=")
+        if factor_name not in names or label not in [
+                lv.label for lv in study.factor(factor_name).levels]:
+            errors.append((("resource_levels", selector),
+                           f"{selector!r} is not factor=label of this study"))
     has_model = any(f.binds_to == "model" for f in study.factors)
     if not has_model:
         errors.append((("factors",), "no factor binds_to model (every cell needs a model)"))

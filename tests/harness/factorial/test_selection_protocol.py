@@ -1,0 +1,172 @@
+"""Study cells as selected tasks of one eval set: one flat log dir, runner-owned bookkeeping,
+and a Ray-executed study killed with SIGKILL and resumed equals an uninterrupted run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import zipfile
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from harness.factorial.analysis import analyze
+from harness.factorial.report.frame import study_frame
+from harness.factorial.run import cell_status, run_study
+from harness.factorial.selection import EVAL_SET_ID_FILE, cell_logs
+from harness.factorial.study import load_study
+from harness.results import load_results
+
+N = 30  # items per cell: long enough (~1 s a cell) for the kill to land inside a cell
+
+
+def _study(tmp_path: Path) -> Path:
+    path = tmp_path / "study.yaml"
+    path.write_text(textwrap.dedent(f"""\
+        name: selectable
+        response:
+          tasks:
+            - name: harness/arithmetic
+              args: {{n: {N}, seed: 7, agent: react}}
+          scores: [exact_integer]
+        factors:
+          - name: model
+            binds_to: model
+            levels:
+              - {{label: oracle, value: scripted/arith-oracle}}
+              - {{label: ltr, value: scripted/arith-left-to-right}}
+          - name: intervention
+            binds_to: intervention
+            levels: [none, distractor]
+        """))
+    return path
+
+
+def _eval_set_ids(log_dir: Path) -> set[str]:
+    """The eval-set id each log's header carries (read from the .eval zip's header)."""
+    ids = set()
+    for path in log_dir.glob("*.eval"):
+        with zipfile.ZipFile(path) as archive:
+            ids.add(json.loads(archive.read("header.json"))["eval"].get("eval_set_id"))
+    return ids
+
+
+def _scores(log_dir: Path) -> pl.DataFrame:
+    """Cell x sample x epoch x score, sorted: what the analysis reads."""
+    frame = study_frame(log_dir).filter(pl.col("score_key") == "exact_integer")
+    return frame.select("cell_id", "model", "intervention", "sample_id", "epoch",
+                        "score_value").sort("cell_id", "sample_id", "epoch")
+
+
+def _analysed(frame: pl.DataFrame) -> dict[str, object]:
+    result = analyze(frame, "score_value", ["model", "intervention"], item="sample_id",
+                     family="binomial", item_mode="cluster")
+    return {"anova": result.anova.to_dicts(), "means": result.marginal_means.to_dicts()}
+
+
+def _session_pids(sid: int) -> list[int]:
+    """Processes still alive in the session our killed child led (Ray's, if any)."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == sid:  # field 6 of stat: the session id
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+@pytest.mark.slow
+def test_local_cells_share_one_eval_set(tmp_path: Path) -> None:
+    study_path = _study(tmp_path)
+    log_dir = tmp_path / "logs"
+    summary = run_study(study_path, log_dir=log_dir, max_tasks=2)
+    assert summary.success
+    cells = load_study(study_path).cells()
+    set_id = (log_dir / EVAL_SET_ID_FILE).read_text().strip()
+    assert _eval_set_ids(log_dir) == {set_id}  # every cell a task of the one eval set
+    listed = json.loads((log_dir / "eval-set.json").read_text())
+    assert listed["eval_set_id"] == set_id and len(listed["tasks"]) == len(cells)
+    assert len(list(log_dir.glob("*.eval"))) == len(cells)  # flat: no per-cell folders
+    again = run_study(study_path, log_dir=log_dir)
+    assert again.ran == [] and again.new_logs == []
+    assert (log_dir / EVAL_SET_ID_FILE).read_text().strip() == set_id
+
+
+@pytest.mark.slow
+def test_ray_study_killed_and_resumed_equals_uninterrupted(tmp_path: Path) -> None:
+    pytest.importorskip("ray", reason="ray is not installed (pip install 'ray>=2.30')")
+    study_path = _study(tmp_path)
+    cells = load_study(study_path).cells()
+
+    reference = tmp_path / "reference"  # uninterrupted, local executor
+    assert run_study(study_path, log_dir=reference, max_tasks=4).success
+
+    log_dir = tmp_path / "logs"
+    script = (
+        "import ray\n"
+        "ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)\n"
+        "from harness.factorial.run import run_study\n"
+        f"run_study({str(study_path)!r}, log_dir={str(log_dir)!r}, executor='ray',"
+        " max_samples=1)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 45
+        while not any(s == "success" for s in cell_status(log_dir).values()):
+            assert proc.poll() is None, "the study ended before it could be killed"
+            assert time.monotonic() < deadline, "no cell finished in 45 s"
+            time.sleep(0.1)
+        time.sleep(0.4)  # into the next cell (one CPU: Ray runs the cells one at a time)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # our own child's session: driver and Ray
+        proc.wait()
+    for _ in range(50):  # Ray's daemons fate-share with the driver; wait for them to go
+        if not _session_pids(proc.pid):
+            break
+        time.sleep(0.1)
+    for pid in _session_pids(proc.pid):  # what outlived the group kill, by id
+        os.kill(pid, signal.SIGKILL)
+
+    before = cell_status(log_dir)
+    done_before = {cid for cid, status in before.items() if status == "success"}
+    assert 0 < len(done_before) < len(cells), f"kill landed outside the run: {before}"
+    interrupted = {cid for cid, status in before.items() if status != "success"}
+    partial = load_results([log_dir / Path(r["log_file"]).name
+                            for cid in interrupted for r in cell_logs(log_dir)[cid]])
+    samples_before = partial.frame.select("eval_id", "sample_id").unique().height
+
+    summary = run_study(study_path, log_dir=log_dir, executor="ray")
+    assert summary.success
+    assert set(summary.skipped) == done_before
+    assert set(summary.ran) == {c.id for c in cells} - done_before
+
+    # one log per cell, in one eval set; the interrupted attempts were superseded
+    logs = cell_logs(log_dir)
+    assert sorted(len(rows) for rows in logs.values()) == [1] * len(cells)
+    assert len(_eval_set_ids(log_dir)) == 1
+    loaded = load_results(log_dir)
+    assert loaded.account.set_aside == [], loaded.account.as_dict()  # nothing doubled
+    assert len(loaded.account.counted) == len(cells)
+    per_cell = (loaded.frame.filter(pl.col("score_key") == "exact_integer")
+                .with_columns(pl.col("eval_metadata").str.json_path_match("$.cell_id")
+                              .alias("cell"))
+                .group_by("cell").agg(pl.len().alias("rows"),
+                                      pl.col("sample_id").n_unique().alias("samples")))
+    assert per_cell["rows"].to_list() == [N] * len(cells)
+    assert per_cell["samples"].to_list() == [N] * len(cells)
+
+    # the resumed study is the uninterrupted one, row for row and in its analysis
+    resumed, uninterrupted = _scores(log_dir), _scores(reference)
+    assert resumed.equals(uninterrupted)
+    assert _analysed(resumed) == _analysed(uninterrupted)
+    print(f"kill: {len(done_before)} cells done, {samples_before} samples of the "
+          f"interrupted cells on disk")
