@@ -184,3 +184,61 @@ def test_a_task_folder_hash_ignores_caches_and_sees_edits(tmp_path: Path) -> Non
     assert source_sha256(folder) == first
     (folder / "data.yaml").write_text("k: v\n")
     assert source_sha256(folder) != first
+
+
+PLAIN_TASK = '''
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.model import ModelOutput
+from inspect_ai.scorer import match
+from inspect_ai.solver import Generate, TaskState, solver
+
+
+@solver
+def alternate():
+    """Right on item i in epoch e when i + e is even: every item flips once in 2 epochs."""
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        right = (int(str(state.sample_id)[1:]) + state.epoch) % 2 == 0
+        state.output = ModelOutput.from_content("none", state.target.text if right else "-")
+        return state
+    return solve
+
+
+@task
+def arith() -> Task:
+    return Task(dataset=[Sample(id=f"q{i}", input=f"{i} + {i}?", target=str(2 * i))
+                         for i in range(3)], scorer=match())
+'''
+
+
+@pytest.mark.slow
+def test_a_board_run_records_provenance_and_its_board_shows_it(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    """The runner end to end: `inspect eval` with the launch record, then the board."""
+    from leaderboards.runs.__main__ import main
+
+    monkeypatch.chdir(tmp_path)
+    Path("plain_task.py").write_text(PLAIN_TASK)
+    digests = []
+    for root in ("logs_a", "logs_b"):
+        Path("board.yaml").write_text(
+            f"log_root: {root}\nruns:\n  - name: plain\n    task: plain_task.py@arith\n"
+            "    flags: ['--epochs', '2']\n    agents: [plain_task.py@alternate]\n")
+        assert main(["board.yaml"]) == 0
+        assert main(["board.yaml", "--build", f"out_{root}"]) == 0
+        doc = _doc(Path(f"out_{root}"))
+        [log] = doc["logs"]
+        recorded = log["provenance"]["recorded"]
+        assert recorded["task_files"] == {
+            "path": "plain_task.py",
+            "sha256": hashlib.sha256(Path("plain_task.py").read_bytes()).hexdigest()}
+        [entry] = doc["benchmarks"][0]["entries"]
+        assert entry["provenance"]["recorded"] == 1
+        # each of the 3 items is right in one of its 2 epochs: every pair of trials differs
+        assert entry["flip_rate"] == 1.0 and entry["flip_pairs"] == 3
+        assert entry["pass_hat_k"] == 0.0 and entry["pass_at_k"] == 1.0
+        digests.append(entry["provenance"]["sha256"])
+        # the task file changes before the second run
+        Path("plain_task.py").write_text(PLAIN_TASK + "\n# edited\n")
+    assert digests[0] != digests[1]
