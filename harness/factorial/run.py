@@ -37,6 +37,7 @@ from harness.atomic import write_text
 from harness.factorial import inspect_stack as _inspect_stack  # noqa: F401
 from harness.factorial import lmeval_stack as _lmeval_stack  # noqa: F401
 from harness.factorial.cells import build_task, load_task
+from harness.factorial.resources import Resources, cell_resources
 from harness.factorial.study import STUDY_COPY, Cell, Study, StudyError, load_study
 from harness.plugins.stack import Executor, StackJob, StackRunner, get_stack, stack_names
 
@@ -130,6 +131,8 @@ class CellPlan:
     est_tokens: float
     est_seconds: float
     done: bool = False
+    resources: Resources | None = None
+    """What the cell reserves on the Ray executor (:mod:`harness.factorial.resources`)."""
 
 
 @dataclass(frozen=True)
@@ -158,13 +161,20 @@ class Plan:
         for c in self.cells:
             levels = " ".join(f"{k}={v}" for k, v in c.levels.items())
             lines.append(f"{c.cell_id:<12} {'yes' if c.done else 'no':<5} {c.samples:>7} "
-                         f"{c.est_tokens:>9.0f} {c.est_seconds:>8.1f}  {levels}")
+                         f"{c.est_tokens:>9.0f} {c.est_seconds:>8.1f}  {levels}"
+                         + (f"  [{_resource_text(c.resources)}]" if c.resources else ""))
         lines.append(f"{len(self.cells)} cells, {self.samples} samples, "
                      f"~{self.est_tokens:.0f} tokens, ~{self.est_seconds:.0f} s serial "
                      f"(rates from {self.rates_from})")
         if self.mdd is not None:
             lines.append(f"minimum detectable difference: {self.mdd:.3f} ({self.mdd_note})")
         return "\n".join(lines)
+
+
+def _resource_text(resources: Resources) -> str:
+    """``cpu=1 gpu=0 mem=2GiB``: a cell's reservation in the dry-run table."""
+    memory = "-" if resources.memory is None else f"{resources.memory / 2**30:g}GiB"
+    return f"cpu={resources.num_cpus:g} gpu={resources.num_gpus:g} mem={memory}"
 
 
 def _provider(model: str | None) -> str:
@@ -195,10 +205,16 @@ def _rates_from_logs(log_dir: Path) -> dict[str, tuple[float, float]]:
     }
 
 
-def _dataset_size(cell: Cell, cache: dict[str, int]) -> int:
+def _dataset_size(cell: Cell, cache: dict[str, int],
+                  sandboxes: dict[str, Any] | None = None) -> int:
+    """Samples in the cell's task (loaded once per task and args); ``sandboxes`` collects
+    the task's own sandbox under the same key, for the cell's resources."""
     key = json.dumps([cell.task, cell.task_args], sort_keys=True, default=str)
     if key not in cache:
-        cache[key] = len(load_task(cell.task, cell.task_args).dataset)
+        task = load_task(cell.task, cell.task_args)
+        cache[key] = len(task.dataset)
+        if sandboxes is not None:
+            sandboxes[key] = task.sandbox
     return cache[key]
 
 
@@ -214,9 +230,11 @@ def plan(study: Study, log_dir: str | Path | None = None) -> Plan:
     observed = _rates_from_logs(directory)
     done = cell_status(directory)
     sizes: dict[str, int] = {}
+    sandboxes: dict[str, Any] = {}
     cells: list[CellPlan] = []
     for cell in study_cells:
-        n = _dataset_size(cell, sizes)
+        n = _dataset_size(cell, sizes, sandboxes)
+        key = json.dumps([cell.task, cell.task_args], sort_keys=True, default=str)
         if study.limit is not None:
             n = min(n, study.limit)
         samples = n * study.replicates.epochs
@@ -225,7 +243,8 @@ def plan(study: Study, log_dir: str | Path | None = None) -> Plan:
         )
         cells.append(CellPlan(cell.id, dict(cell.levels), cell.model, cell.stack, samples,
                               samples * tokens, samples * seconds,
-                              done.get(cell.id) == "success"))
+                              done.get(cell.id) == "success",
+                              cell_resources(cell, study, sandboxes.get(key))))
     n_items = min((c.samples // max(study.replicates.epochs, 1) for c in cells), default=0)
     mdd, note = planned_mdd(directory, n_items, study.replicates.epochs)
     return Plan(

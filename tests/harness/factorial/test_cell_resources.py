@@ -116,3 +116,16 @@ def test_infeasible_names_what_no_node_has() -> None:
     split = infeasible({"e": Resources(num_cpus=4, num_gpus=1)},
                        [{"CPU": 8.0}, {"CPU": 1.0, "GPU": 1.0}])
     assert split == {"e": "needs 4 CPU, 1 GPU on one node; no node has them all"}
+
+
+def test_the_dry_run_plan_shows_each_cells_reservation(tmp_path: Path) -> None:
+    from harness.factorial.run import plan
+    from harness.factorial.study import load_study
+
+    path = tmp_path / "study.yaml"
+    path.write_text(_study("resource_levels:\n  box=docker: {memory: 1GiB}\n"))
+    result = plan(load_study(path), tmp_path / "no-logs")
+    got = {tuple(c.levels.values()): c.resources for c in result.cells}
+    assert got[("big", "none")] == Resources(num_cpus=1, num_gpus=1)
+    assert got[("api", "docker")] == Resources(num_cpus=1, memory=GiB)
+    assert "model=api box=docker  [cpu=1 gpu=0 mem=1GiB]" in result.table()
