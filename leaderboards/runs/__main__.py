@@ -9,7 +9,8 @@ Runs go cheapest first: reference agents and scripted models, then the ladder fr
 smallest model up, so a board is usable before its slowest runs finish. Resumable: a
 folder that already holds a log with status ``success`` is skipped, so a killed run picks up
 where it stopped. Wall time per run is appended to
-``<log_root>/runs.jsonl``.
+``<log_root>/runs.jsonl``. Each run records its provenance once, in its eval's metadata
+(``--metadata provenance=...``: :func:`launch_provenance`), which the board then carries.
 
     harness leaderboard run leaderboards/ladder --dry-run
     harness leaderboard run leaderboards/ladder --only causalgame
