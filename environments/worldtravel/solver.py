@@ -14,9 +14,15 @@ same plan on any machine under any load. :func:`count_plans` enumerates plans on
 variant of the model whose times are pinned to the earliest schedule (one solution per
 plan), and :func:`coupling` relaxes the global constraints behind enforcement literals
 to measure how many of them a single early decision forces a plan to break. Both have
-small deterministic budgets (sized so the 150-scenario set generates in about a minute
-on 2 cores) and say when they stopped early: ``PlanCount.exact`` and the diagnostic's
-``exact`` / ``unresolved``.
+small deterministic budgets (sized before issue 47's planner family, when the set
+generated in about a minute on 2 cores) and say when they stopped early:
+``PlanCount.exact`` and the diagnostic's ``exact`` / ``unresolved``.
+
+Models built on the same frame (world, scenario frame, candidate filters) clone it from
+a small cache (:class:`_FrameCache`) rather than build it again; the proto is the one a
+fresh build gives, so every solve, and so the generated set, is unchanged. Most of the
+generator's time is CP-SAT's own search (a deterministic budget cannot be cut without
+changing the plans it finds).
 """
 
 from __future__ import annotations
