@@ -10,6 +10,12 @@ best observed design (marked ``auto_submitted``); under ``protocol=published`` i
 unsubmitted and scored N/A, as the released harness recorded it. A reflection report is
 requested after the submission.
 
+Both tool-using agents run inside Inspect's ``checkpointer()``: a no-op unless the task's
+``checkpoint`` option (or ``inspect eval --checkpoint``) turns it on. Then each turn (each
+step of the OpenCode loop) starts at a checkpoint boundary where the conversation, the
+loop's counters and the game's action log agree; a killed process resumes from the last
+checkpoint (``inspect eval-retry``), the game rebuilt by ``session.resume_game``.
+
 ``opencode_agent`` (``-T agent=opencode``): the shape of the leaderboard's OpenCode
 coding-agent row: one free-running tool loop with no turn headers, no per-turn reasoning
 suffix and no exploration warnings, the Python analysis sandbox as its workspace. The
@@ -26,8 +32,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from inspect_ai.model import ChatMessageTool, ChatMessageUser, execute_tools, get_model
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageTool,
+    ChatMessageUser,
+    execute_tools,
+    get_model,
+)
 from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import Checkpointer, checkpointer
 
 from benchmarks.causalgame.session import auto_submit_setting, current_game, current_protocol
 from environments.causalgame import Game, GameError
@@ -139,17 +152,24 @@ def causalgame_agent(
     turn_limit = MAX_DEPLOYS + 10 if max_turns is None else max_turns
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        async with checkpointer() as cp:
+            loop = _track_episode(cp, state, {"turn": 0, "idle": 0, "errors": 0, "grace": 0})
+            if cp.attempt != "resume_for_scoring":  # else the agent had finished: score
+                await _turns(cp, state, loop)
+        return state
+
+    async def _turns(cp: Checkpointer, state: TaskState, loop: dict[str, int]) -> None:
         game = current_game()
         model = get_model()
         max_turns = turn_limit
-        idle = errors = grace_used = 0
-        turn = 0
         while not game.game_over:
-            turn += 1
+            await cp.tick()  # a turn boundary: messages, counters and game log agree
+            loop["turn"] += 1
+            turn = loop["turn"]
             grace = turn > max_turns or game.drones_remaining <= 0
             if grace:
-                grace_used += 1
-                if grace_used > grace_turns:
+                loop["grace"] += 1
+                if loop["grace"] > grace_turns:
                     break
             before = (len(game.deployments), game.game_over)
             state.messages.append(
@@ -169,16 +189,32 @@ def causalgame_agent(
                 )
                 if game.game_over:
                     break
-            idle = 0 if (len(game.deployments), game.game_over) != before else idle + 1
-            errors = errors + 1 if last_error else 0
-            if idle >= idle_limit or errors >= error_limit:
+            changed = (len(game.deployments), game.game_over) != before
+            loop["idle"] = 0 if changed else loop["idle"] + 1
+            loop["errors"] = loop["errors"] + 1 if last_error else 0
+            if loop["idle"] >= idle_limit or loop["errors"] >= error_limit:
                 break
         auto_submit(game)
         if reflect:
             await _reflect(state, game)
-        return state
 
     return solve
+
+
+def _track_episode(cp: Checkpointer, state: TaskState, counters: dict[str, int]
+                   ) -> dict[str, int]:
+    """Register the episode's state with the checkpointer; on a resume, get it back.
+
+    The conversation and the last output are restored in place; the loop counters come
+    back as the returned dict (the caller mutates it; each checkpoint saves a copy).
+    The game is not here: it is rebuilt from the store by the task's ``on_resume``.
+    """
+    state.messages = cp.track("messages", lambda: state.messages, state.messages,
+                              value_type=list[ChatMessage])
+    state.output = cp.track("output", lambda: state.output, state.output)
+    live = cp.track("causalgame_loop", lambda: dict(live), dict(counters),
+                    value_type=dict[str, int])
+    return live
 
 
 async def _reflect(state: TaskState, game: Game) -> None:
@@ -216,20 +252,28 @@ def opencode_agent(max_steps: int = 60, idle_limit: int = 3, reflect: bool = Tru
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        async with checkpointer() as cp:
+            loop = _track_episode(cp, state, {"step": 0, "idle": 0})
+            if cp.attempt != "resume_for_scoring":
+                await _steps(cp, state, loop)
+        return state
+
+    async def _steps(cp: Checkpointer, state: TaskState, loop: dict[str, int]) -> None:
         game = current_game()
         model = get_model()
-        idle = 0
-        for _ in range(max_steps):
+        while loop["step"] < max_steps:
+            await cp.tick()  # a step boundary: messages, counters and game log agree
+            loop["step"] += 1
             output = await model.generate(state.messages, state.tools)
             state.output = output
             state.messages.append(output.message)
             if not output.message.tool_calls:
-                idle += 1
-                if idle >= idle_limit:
+                loop["idle"] += 1
+                if loop["idle"] >= idle_limit:
                     break
                 state.messages.append(ChatMessageUser(content=OPENCODE_NUDGE))
                 continue
-            idle = 0
+            loop["idle"] = 0
             result = await execute_tools(state.messages, state.tools)
             state.messages.extend(result.messages)
             if game.game_over:
@@ -237,7 +281,6 @@ def opencode_agent(max_steps: int = 60, idle_limit: int = 3, reflect: bool = Tru
         auto_submit(game)
         if reflect:
             await _reflect(state, game)
-        return state
 
     return solve
 

@@ -12,24 +12,34 @@ Spec and published numbers: see this folder's README.md.
     inspect eval harness/causalgame --model scripted/causalgame-experimenter -T compat=original
     inspect eval harness/causalgame -T protocol=published --model <model>   # the leaderboard's
     inspect eval harness/causalgame -T protocol=published -T mode=prompting --model <model>
+    inspect eval harness/causalgame -T checkpoint=turns --model <local model>  # then, if it
+    inspect eval-retry <log>          # dies mid-episode, resume each sample at its last turn
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import re
 import tempfile
 import zlib
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
+from inspect_ai.util import (
+    CheckpointConfig,
+    CheckpointSampleConfig,
+    TimeInterval,
+    TurnInterval,
+)
 
 from benchmarks.causalgame.agent import causalgame_agent, opencode_agent, prompting_solver
 from benchmarks.causalgame.scorer import causalgame_scorer, keep_epochs
-from benchmarks.causalgame.session import start_game
+from benchmarks.causalgame.session import checkpoint_game, resume_game, start_game
 from benchmarks.causalgame.tools import ANALYSIS_TIMEOUT_S, game_tools
 from environments.causalgame import scenario_ids, scenario_record
 from harness.plugins.benchmark import benchmark
@@ -45,12 +55,17 @@ DEFAULT_AGENT: Literal["react", "opencode"] = "react"
 PUBLISHED_COMPAT = "original"  # the leaderboard was made with the released game
 DEFAULT_ARCHIVIST: Literal["matcher", "model"] = "matcher"
 DEFAULT_SANDBOX: str | None = "bwrap"
+DEFAULT_CHECKPOINT = "off"
+"""Off unless asked: a checkpoint writes a restic repository per sample (Inspect downloads
+restic on first use, which an offline machine cannot; see README), and most episodes are
+short. ``turns`` is the setting for local models whose episodes run for minutes."""
 VERSION = "1.4.0"
 
 
 def record_to_sample(record: dict[str, Any]) -> Sample:
     """A scenario file record as a sample (the game itself is built by ``start_game``)."""
     return Sample(
+        checkpoint=SAMPLE_CHECKPOINT,
         id=str(record["id"]),
         input=f"CausalGame scenario {record['index']}: {record['title']}",
         metadata={
@@ -117,6 +132,41 @@ def analysis_sandbox() -> tuple[str, str]:
     return ("bwrap", str(path))
 
 
+def checkpoint_config(checkpoint: str | int | bool | None) -> CheckpointConfig | None:
+    """The task's checkpoint layer from ``-T checkpoint=...``.
+
+    ``off`` (also ``none``/``false``/``0``/unset): no task-level opinion, so Inspect's
+    own ``--checkpoint`` still applies. ``turns`` (or ``on``/``true``): a checkpoint at every
+    agent turn boundary; ``turns:N`` or a bare ``N``: every N turns; ``5m``/``90s``: every
+    5 minutes / 90 seconds of wall time (checked at turn boundaries). Checkpoints are kept
+    after the eval completes only when Inspect's retention says so (default: deleted).
+    """
+    if checkpoint is None or checkpoint is False:
+        return None
+    text = str(checkpoint).strip().lower()
+    if text in ("off", "none", "false", "0", ""):
+        return None
+    if text in ("on", "true", "turns"):
+        return CheckpointConfig(trigger=TurnInterval(every=1))
+    turns = re.fullmatch(r"(?:turns:)?(\d+)", text)
+    if turns:
+        return CheckpointConfig(trigger=TurnInterval(every=int(turns.group(1))))
+    timed = re.fullmatch(r"(\d+(?:\.\d+)?)(s|m)", text)
+    if timed:
+        seconds = float(timed.group(1)) * (60 if timed.group(2) == "m" else 1)
+        return CheckpointConfig(trigger=TimeInterval(every=timedelta(seconds=seconds)))
+    raise ValueError(
+        f"checkpoint must be off, turns, turns:N, N, <N>s or <N>m; got {checkpoint!r}"
+    )
+
+
+SAMPLE_CHECKPOINT = CheckpointSampleConfig(sandbox_paths={"default": []})
+"""Whatever layer turns checkpointing on, the analysis sandbox is not snapshotted: the
+``analyze`` tool rewrites its data files from the game before every run, so the game
+(replayed from the store) is its whole state. Files a program saved there itself are lost
+on a resume."""
+
+
 def parse_scenarios(scenarios: str | list[str] | None) -> list[str]:
     """The scenario ids a ``scenarios`` argument names, in the order given.
 
@@ -155,6 +205,7 @@ def causalgame(
     enforce_budget: bool = False,
     auto_submit: bool | None = None,
     max_tokens: int | None = None,
+    checkpoint: str | int | bool | None = DEFAULT_CHECKPOINT,
 ) -> Task:
     """CausalGame: one sample per scenario (id and metadata ``scenario`` = the scenario id).
 
@@ -183,6 +234,11 @@ def causalgame(
             unsubmitted run scores 0 under ``suite``, N/A under ``published``). An
             evaluation-setup factor of its own (the setup-swing study).
         max_tokens: Token cap of every model reply (default: the model's own).
+        checkpoint: Mid-sample checkpoints (Inspect's): ``off`` (default), ``turns``
+            (every agent turn), ``turns:N``/``N`` (every N turns) or ``5m``/``90s`` (wall
+            time). A killed run resumes each sample from its last checkpoint with
+            ``inspect eval-retry`` (or a re-run ``eval_set``); the game is rebuilt by
+            replaying its logged actions. Needs a restic binary (see README).
     """
     if protocol not in ("suite", "published"):
         raise ValueError(f"protocol must be 'suite' or 'published', got {protocol!r}")
@@ -198,6 +254,7 @@ def causalgame(
         raise ValueError(f"agent must be 'react' or 'opencode', got {agent!r}")
     if archivist not in ("matcher", "model"):
         raise ValueError(f"archivist must be 'matcher' or 'model', got {archivist!r}")
+    checkpoint_layer = checkpoint_config(checkpoint)
     samples = [record_to_sample(scenario_record(s)) for s in parse_scenarios(scenarios)]
     with_sandbox = sandbox is not None and sandbox != "none" and mode == "agentic"
     from inspect_ai.solver import use_tools
@@ -227,6 +284,9 @@ def causalgame(
         config=GenerateConfig(max_tokens=max_tokens) if max_tokens else GenerateConfig(),
         sandbox=(analysis_sandbox() if sandbox == "bwrap" else sandbox) if with_sandbox else None,
         version=VERSION,
+        checkpoint=checkpoint_layer,
+        on_checkpoint=checkpoint_game,
+        on_resume=resume_game,
         metadata={
             "benchmark": "causalgame",
             "compat": compat,

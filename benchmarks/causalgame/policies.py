@@ -4,6 +4,10 @@
 writes a report: it proves the default agent, tools and scorer work end to end.
 ``causalgame-fuzz`` sends malformed tool arguments first (bad values, out-of-range counts,
 unknown components, an early submit), then finishes like the oracle: no sample may crash.
+``causalgame-stepwise`` deploys the known best design ``-M deploys=N`` times (default 3,
+``-M count=K`` drones each, default 10), one call at a time, then submits it: a multi-turn
+episode whose every deploy draws from the game's generator (the checkpoint test kills it
+between two deploys and resumes it).
 """
 
 from __future__ import annotations
@@ -73,3 +77,19 @@ def causalgame_fuzz(
         name, arguments = FUZZ_CALLS[done]
         return tool_call(name, arguments, input)
     return _oracle_step(input, tools)
+
+
+@scripted_policy("causalgame-stepwise")
+def causalgame_stepwise(
+    input: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig, args: dict[str, Any]
+) -> PolicyResult:
+    """``deploys`` deploys of the best known design, then submit, then the report."""
+    if not tools:
+        return "Report: I deployed the known best design several times and submitted it."
+    design, equipment = current_game().oracle_design()
+    if _calls(input, "deploy_drone") < int(args.get("deploys", 3)):
+        return tool_call("deploy_drone", {"design": design, "count": int(args.get("count", 10)),
+                                          "equipment": equipment or None}, input)
+    return tool_call(
+        "submit_final_design", {"design": design, "equipment": equipment or None}, input
+    )

@@ -3,6 +3,13 @@
 A ``Game`` holds numpy state that does not belong in Inspect's (JSON) store, so the store
 keeps only a session key and the games live in this process-wide map. The scorer removes
 a game once it has scored it.
+
+Checkpointing (``-T checkpoint=...``): the store also keeps the game's constructor
+arguments (``GAME_KEY``), and :func:`checkpoint_game` copies its action log into the store
+before every checkpoint (``ACTIONS_KEY``). Inspect restores the store of a resumed sample;
+:func:`resume_game` then rebuilds the game from the two by replay (``Game.replay``), so
+the resumed episode goes on in the state, generator states included, that the checkpoint
+saw.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ import zlib
 
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import store
+from inspect_ai.util import ResumeReport, store
 
 from environments.causalgame import Game
 
@@ -20,6 +27,8 @@ _GAMES: dict[str, Game] = {}
 STORE_KEY = "causalgame:session"
 PROTOCOL_KEY = "causalgame:protocol"
 AUTO_SUBMIT_KEY = "causalgame:auto_submit"
+GAME_KEY = "causalgame:game"
+ACTIONS_KEY = "causalgame:actions"
 PROTOCOLS = ("suite", "published")
 """``suite``: unsubmitted runs are auto-submitted (marked); ``published``: the leaderboard's
 protocol (released game behaviour, unsubmitted runs are N/A)."""
@@ -55,6 +64,42 @@ def current_game() -> Game:
     if key is None or key not in _GAMES:
         raise LookupError("no CausalGame session in this sample (start_game did not run)")
     return _GAMES[key]
+
+
+def _register(state: TaskState, game: Game) -> None:
+    """Make ``game`` the sample's game (a key of this sample's uuid and epoch)."""
+    key = f"{state.uuid}:{state.epoch}"
+    _GAMES[key] = game
+    state.store.set(STORE_KEY, key)
+
+
+async def checkpoint_game(state: TaskState) -> None:
+    """``Task.on_checkpoint``: copy the game's action log into the store, which the
+    checkpoint then saves (the game itself is not JSON)."""
+    key = state.store.get(STORE_KEY)
+    if key in _GAMES:
+        state.store.set(ACTIONS_KEY, list(_GAMES[key].actions))
+
+
+async def resume_game(state: TaskState, attempt: str) -> ResumeReport | None:
+    """``Task.on_resume``: rebuild the game from the restored store by replaying its log.
+
+    The restored ``STORE_KEY`` names the dead attempt's game; the rebuilt game replaces it
+    under this attempt's key (and replaces the fresh game ``start_game`` made for it).
+    ``transparent``: the model sees the conversation and the game as they were at the
+    checkpoint, so there is nothing to tell it.
+    """
+    spec = state.store.get(GAME_KEY)
+    if not isinstance(spec, dict):
+        raise RuntimeError("CausalGame resume: the checkpoint holds no game spec")
+    actions = list(state.store.get(ACTIONS_KEY) or [])
+    game = Game(**spec).replay(actions)
+    stale = state.store.get(STORE_KEY)
+    if stale is not None:
+        _GAMES.pop(stale, None)
+    _register(state, game)
+    return ResumeReport(transparent=True,
+                        data={"attempt": attempt, "replayed_actions": len(actions)})
 
 
 def release_game() -> None:
@@ -134,9 +179,8 @@ def start_game(
             enforce_ranges=enforce_ranges,
             enforce_budget=enforce_budget,
         )
-        key = f"{state.uuid}:{state.epoch}"
-        _GAMES[key] = game
-        store().set(STORE_KEY, key)
+        _register(state, game)
+        store().set(GAME_KEY, game.spec())
         store().set(PROTOCOL_KEY, protocol)
         store().set(AUTO_SUBMIT_KEY, auto_submit)
         state.messages = [

@@ -118,11 +118,10 @@ async def model_archivist(game: Game, query: str) -> dict[str, Any]:
         for n in dict.fromkeys(re.findall(r"`([^`]+)`", reply.completion))
         if n in catalog["hidden"]
     ]
-    game.queries_used += 1
     message = reply.completion.strip()
     if names:
         message += archivist.unlock_block(names, catalog, game.discovered)
-        game.discovered.update(names)
+    game.record_answer(names)  # counts the query; logged for a checkpoint's replay
     return {
         "success": True,
         "message": message,

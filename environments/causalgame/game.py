@@ -5,6 +5,12 @@ with a message meant for the agent; the benchmark's tools turn it into a tool er
 sample never crashes on a malformed call. Randomness comes from three generators derived
 from (seed, scenario): history, exploration and Stage 2. Stage 2 therefore scores the same
 design identically whatever the agent did before submitting (common random numbers).
+
+Because every draw comes from those generators in the order the actions consume them, a
+game is a pure function of its constructor arguments and its action log (``actions``):
+``Game(**spec).replay(actions)`` rebuilds it exactly, generator states included. That is
+how a checkpointed episode resumes in a new process (the log is JSON; the numpy state is
+not).
 """
 
 from __future__ import annotations
@@ -59,6 +65,8 @@ class Game:
     discovered: set[str] = field(init=False, default_factory=set)
     final: dict[str, Any] | None = field(init=False, default=None)
     final_design: dict[str, Any] | None = field(init=False, default=None)
+    actions: list[dict[str, Any]] = field(init=False, default_factory=list)
+    """Every state-changing action that succeeded, in order, as JSON (see ``replay``)."""
 
     def __post_init__(self) -> None:
         self.scenario = load_scenario(self.scenario_id, self.compat)
@@ -195,6 +203,8 @@ class Game:
         survived = int(out.survived.sum())
         self.deployments.append(Deployment(clean, equip, count, survived))
         results = self._batch_results(out)
+        self.actions.append({"op": "deploy", "design": dict(clean), "count": count,
+                             "equipment": dict(equip), "survived": survived})
         last_env = {k: _py(v[-1]) for k, v in out.effects.visible.items()}
         return {
             "status": "BATCH_COMPLETE",
@@ -266,6 +276,8 @@ class Game:
             "survival": rate,
             "auto_submitted": auto,
         }
+        self.actions.append({"op": "submit", "design": dict(clean), "equipment": dict(equip),
+                             "auto": auto, "survived": self.final["survived"]})
         return {k: v for k, v in self.final.items() if k != "survival"}
 
     def best_observed(self) -> Deployment | None:
@@ -346,6 +358,7 @@ class Game:
             message, names = archivist.answer(text, catalog, self.discovered)
             ok = True
             self.discovered.update(names)
+        self.actions.append({"op": "query", "query": text})
         return {
             "success": ok,
             "message": message,
@@ -353,6 +366,53 @@ class Game:
             "env_queries_used": self.queries_used,
             "env_queries_remaining": QUERY_BUDGET - self.queries_used,
         }
+
+    def record_answer(self, names: list[str]) -> None:
+        """Count one query answered outside the game (a model archivist) that unlocked
+        ``names``; logged so that ``replay`` restores the budget and the unlocked set."""
+        self.queries_used += 1
+        self.discovered.update(names)
+        self.actions.append({"op": "answer", "names": list(names)})
+
+    def spec(self) -> dict[str, Any]:
+        """The constructor arguments (JSON): with ``actions``, all a rebuild needs."""
+        return {"scenario_id": self.scenario_id, "seed": int(self.seed), "compat": self.compat,
+                "enforce_ranges": self.enforce_ranges, "enforce_budget": self.enforce_budget}
+
+    def replay(self, actions: list[dict[str, Any]]) -> Game:
+        """Re-apply a logged action sequence to this fresh game; returns ``self``.
+
+        The generators advance exactly as they did the first time, so the game ends in the
+        state it was in when the log was taken, and goes on as it would have. Each deploy and
+        the submission re-check their logged survivor counts: a mismatch (another scenario
+        file or simulator than the one that wrote the log) raises ``ValueError`` instead of
+        silently continuing a different game.
+        """
+        if self.actions:
+            raise ValueError("replay needs a fresh game (this one already has actions)")
+        for i, action in enumerate(actions):
+            op = action.get("op")
+            if op == "deploy":
+                self.deploy(action["design"], action["count"], action.get("equipment") or None)
+                got = self.deployments[-1].survived
+            elif op == "submit":
+                self.submit(action["design"], action.get("equipment") or None,
+                            auto=bool(action.get("auto", False)))
+                got = int((self.final or {})["survived"])
+            elif op == "query":
+                self.query(action["query"])
+                continue
+            elif op == "answer":
+                self.record_answer([str(n) for n in action["names"]])
+                continue
+            else:
+                raise ValueError(f"action {i}: unknown op {op!r}")
+            if got != int(action["survived"]):
+                raise ValueError(
+                    f"action {i} ({op}) replayed to {got} survivors, the log says "
+                    f"{action['survived']}: not the game that wrote this log"
+                )
+        return self
 
     def oracle_design(self) -> tuple[dict[str, float], dict[str, Any]]:
         """The scenario's known best design (reference ceiling)."""
