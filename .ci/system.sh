@@ -2,6 +2,7 @@
 # Machine set-up for CI and fresh Debian 12/13 hosts (run as root).
 #
 #   bash .ci/system.sh [apt] [docker] [dockerd] [base-image]   # no step = all, in that order
+#   bash .ci/system.sh restic   # restic for Inspect's checkpoints (after .ci/setup.sh: the venv)
 #
 # Why a script and not a README paragraph: CI machines start bare, with no internet except the
 # package registries, and Inspect's docker sandbox needs Engine >= 24.0.6 and Compose >= 2.21,
@@ -126,6 +127,53 @@ EOF
   (cd "$work/debs" && apt-get "${opts[@]}" download docker.io >/dev/null)
   deb="$(ls "$work"/debs/docker.io_*.deb)"
   dpkg -i "$deb" >/dev/null
+}
+
+# restic for Inspect's mid-sample checkpoints (CausalGame's -T checkpoint=...). Inspect fetches
+# its pinned restic release from the internet on first use, which a machine that reaches only
+# the package registries cannot; Debian 13 packages restic 0.18 (Debian 12's 0.14 lacks
+# `backup --no-scan`, which Inspect passes), so Debian 12 takes Debian 13's binary (it needs
+# only libc). The binary is then put where Inspect's resolver looks for its cached download
+# (<user cache>/inspect_ai/bin/restic_<pinned version>_<platform>), which it uses unverified.
+RESTIC_MIN="0.18.0"
+restic_version() { "$1" version 2>/dev/null | awk '{print $2}'; }
+step_restic() {
+  local bin=/usr/local/bin/restic
+  if [[ -x $bin ]] && version_ge "$(restic_version "$bin")" "$RESTIC_MIN"; then
+    :
+  elif [[ "$(os_field VERSION_ID)" != 12 ]]; then
+    apt_install restic
+    bin=/usr/bin/restic
+  else
+    local mirror work
+    mirror="$(debian_mirror)" || die "cannot find the Debian mirror in /etc/apt/sources*"
+    work="$(mktemp -d /var/tmp/evalsuite-restic-apt.XXXXXX)"
+    CLEANUP+=("$work")
+    mkdir -p "$work/sources" "$work/lists/partial" "$work/cache/archives/partial" "$work/debs"
+    chmod -R a+rX "$work"
+    printf 'Types: deb\nURIs: %s\nSuites: trixie\nComponents: main\nSigned-By: %s\n' \
+      "$mirror" /usr/share/keyrings/debian-archive-keyring.gpg >"$work/sources/trixie.sources"
+    local opts=(-o "Dir::Etc::sourcelist=/dev/null" -o "Dir::Etc::sourceparts=$work/sources"
+      -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache"
+      -o "Dir::Cache::pkgcache=" -o "Dir::Cache::srcpkgcache=")
+    log "fetching Debian 13's restic from $mirror"
+    apt-get "${opts[@]}" update -qq
+    (cd "$work/debs" && apt-get "${opts[@]}" download restic >/dev/null 2>&1)
+    dpkg-deb -x "$(ls "$work"/debs/restic_*.deb)" "$work/x"
+    install -m 0755 "$work/x/usr/bin/restic" "$bin"
+  fi
+  version_ge "$(restic_version "$bin")" "$RESTIC_MIN" || die "restic at $bin is older than $RESTIC_MIN"
+  local py="$ROOT/.venv/bin/python" target=""
+  if [[ -x $py ]]; then
+    target="$("$py" -c 'from inspect_ai.util._restic.resolver import cache_path, _current_platform as p; print(cache_path(p()))' 2>/dev/null)" || target=""
+  fi
+  if [[ -n $target ]]; then
+    mkdir -p "$(dirname "$target")"
+    ln -sf "$bin" "$target"
+    log "restic: $(restic_version "$bin") at $bin, linked as $target"
+  else
+    log "restic: $(restic_version "$bin") at $bin (no venv with Inspect yet: not linked)"
+  fi
 }
 
 step_apt() {
@@ -258,7 +306,8 @@ main() {
       dockerd) step_dockerd ;;
       base-image) step_base_image ;;
       mirror) debian_mirror ;;
-      *) die "unknown step '$s' (apt, docker, dockerd, base-image)" ;;
+      restic) step_restic ;;
+      *) die "unknown step '$s' (apt, docker, dockerd, base-image, restic)" ;;
     esac
   done
 }
