@@ -6,7 +6,9 @@
    FormulaCode without a Docker engine, is skipped and says so).
 2. The cross-benchmark leaderboard from those logs.
 3. A factorial study with model size as a factor (SmolLM2-135M vs Qwen2.5-Coder-0.5B x two
-   prompt styles on arithmetic), and its report.
+   held-out corpora, code and prose, in bits per byte: a continuous response on 32 paired
+   windows, so the design can detect the rungs' difference), and its report with the verdict
+   computed on its scaling claim (``methods/studies/model_size_demo``).
 
 ``harness demo --quick`` runs only the arithmetic example study (one benchmark, a real
 135M model and two scripted agents) with its leaderboard and report. Reruns resume: runs and
@@ -21,7 +23,8 @@ from pathlib import Path
 from rich.console import Console
 
 EXAMPLE_STUDY = Path(__file__).parents[1] / "methods" / "studies" / "arithmetic_demo" / "study.yaml"
-MODEL_SIZE_STUDY = Path(__file__).parent / "factorial" / "examples" / "model_size_study.yaml"
+MODEL_SIZE_STUDY = (Path(__file__).parents[1] / "methods" / "studies" / "model_size_demo"
+                    / "study.yaml")
 DEMO_BOARD = Path(__file__).parents[1] / "leaderboards" / "demo" / "board.yaml"
 
 
@@ -54,7 +57,7 @@ def run_demo(out: Path, console: Console, study: Path | None = None,
     console.rule("2/3  cross-benchmark leaderboard")
     built = build_board(spec, out / "leaderboard", board_logs)
     console.print(built["md"].read_text(), soft_wrap=True, markup=False)
-    console.rule("3/3  factorial study: model size x prompt style")
+    console.rule("3/3  factorial study: model size x corpus (bits per byte)")
     display = "rich" if console.is_terminal else "plain"
     study_logs = out / "logs" / "study"
     summary = run_study(study or MODEL_SIZE_STUDY, log_dir=study_logs, display=display)
