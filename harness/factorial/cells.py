@@ -59,8 +59,9 @@ def load_task(name: str, args: dict[str, Any]) -> Any:
 
 
 def resolve_solver(value: Any) -> Any:
-    """A solver level, built: a registered agent name or ``module:object``, with optional
-    args (``{name: react, args: {...}}``).
+    """A solver level, built: a registered agent name, ``module:object`` or
+    ``path/file.py@object``, with optional args (``{name: react, args: {...}}``); a module's
+    old home resolves to its new one (:mod:`harness.plugins.aliases`).
 
     An unknown name is an error that lists the registered agents; an agent that needs an
     optional extra says which one to install.
@@ -72,7 +73,7 @@ def resolve_solver(value: Any) -> Any:
     name = str(value)
     ensure_registry()
     entry = registry.find("agent", name)
-    if entry is None and ":" in name:
+    if entry is None and (":" in name or "@" in name):  # module:object or file.py@object
         return registry.resolve_target(name)(**args)
     if entry is None:
         entry = registry.get("agent", name)  # raises, naming the registered agents
