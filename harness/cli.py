@@ -395,7 +395,7 @@ def lightwm_induce(
     threshold: Annotated[float, typer.Option(help="Minimum score of a success.")] = 1.0,
 ) -> None:
     """Induce a LightWM schema from the successful traces in Inspect logs."""
-    from methods.agents.lightwm.induce import induce
+    from methods.lightwm.induce import induce
 
     try:
         schema = induce(traces, out, family, score, threshold)

@@ -70,7 +70,9 @@ def load_tasks(spec: str, args: dict[str, Any]) -> list[Any]:
     """
     from inspect_ai._eval.loader import load_tasks as _load
 
-    return list(_load([spec], args))
+    from harness.plugins.aliases import resolve
+
+    return list(_load([resolve(spec)], args))
 
 
 def record_task_args(task: Any, extra: dict[str, Any]) -> None:
@@ -131,7 +133,9 @@ def load_scorer(spec: str, args: dict[str, Any]) -> Any:
     from inspect_ai._eval.loader import scorer_from_spec
     from inspect_ai.scorer._scorer import ScorerSpec
 
-    return scorer_from_spec(ScorerSpec(scorer=spec), task_path=None, **args)
+    from harness.plugins.aliases import resolve
+
+    return scorer_from_spec(ScorerSpec(scorer=resolve(spec)), task_path=None, **args)
 
 
 def log_task_identifier(log: Any) -> str:

@@ -16,59 +16,59 @@ from harness.registry import declare, import_modules, model_wrapper
 
 MODULES: tuple[str, ...] = (
     "methods.agents.bridged",  # agent: langgraph-react (Inspect's agent bridge)
-    "methods.agents.lightwm.agent",  # agent: lightwm
-    "methods.agents.lightwm_policies",  # scripted/lightwm-*
     "methods.agents.memory_react",  # agents: react, react-memory
-    "methods.agents.thetaevolve",  # agent: thetaevolve
+    "methods.bbo_merge.bbo_merge",  # recipes: bbo-merge, merge-ckpt
     "methods.brain_compression.compress",  # plain methods: compressed, full (torch lazily)
     "methods.cdat.energy",  # plain methods: cdat, transformer
     "methods.cocoedit.editor",  # plain methods: cocoedit, grpo-edit
-    "methods.editors.medrek",  # editor: medrek
+    "methods.cpt_rewind.cpt_rewind",  # recipes: cpt, head-rewind
     "methods.editors.retrieval",  # editor: retrieval
     "methods.editors.simple",  # editors: none, ike
+    "methods.esamp.esamp",  # whitebox method: esamp
     "methods.hfm.plain",  # plain methods: hfm, euclid-fm, proto
     "methods.hmh.filters",  # plain methods: hmh, chebnet, gcn
     "methods.kupbi.forecast",  # plain methods: kup-bi, dlinear
+    "methods.lightwm.agent",  # agent: lightwm
+    "methods.lightwm.policies",  # scripted/lightwm-*
+    "methods.medversa.medrek",  # editor: medrek
     "methods.metamoe.routing",  # plain: metamoe, relevance-/random-proxies, uniform-ensemble
-    "methods.models.esamp",  # whitebox method: esamp
     "methods.polysae.sae",  # plain methods: polysae, topk-sae (torch imported lazily)
+    "methods.procedural_pretraining.procedural",  # recipe: procedural-pretraining
+    "methods.progressive_depth.progressive_depth",  # recipe: progressive-depth
+    "methods.qkv_sharing.qkv_sharing",  # recipe: qkv-sharing
+    "methods.rl_pmd.rl_pmd",  # recipes: arith-sft, rl
     "methods.rubik_hmm.heuristic",  # plain methods: hmm-soft, scramble-depth
-    "methods.recipes.bbo_merge",  # recipes: bbo-merge, merge-ckpt
-    "methods.recipes.cpt_rewind",  # recipes: cpt, head-rewind
-    "methods.recipes.procedural",  # recipe: procedural-pretraining
-    "methods.recipes.progressive_depth",  # recipe: progressive-depth
-    "methods.recipes.qkv_sharing",  # recipe: qkv-sharing
-    "methods.recipes.rl_pmd",  # recipes: arith-sft, rl
     "methods.scout.recipe",  # recipes: scout-sft, scout-sft-ladder
     "methods.sika_gp.gps",  # plain methods: sika, gp-inducing, gp-exact
     "methods.t2i_concepts.concepts",  # plain methods: attn-concepts, bottleneck-concepts
     "methods.tabpe.aim",  # plain method: aim
     "methods.tabpe.synth",  # plain methods: tab-pe, marginals
     "methods.tfface.predict",  # plain methods: tf-face, gru, constant-velocity
+    "methods.thetaevolve.thetaevolve",  # agent: thetaevolve
     "methods.tpg.estimators",  # plain methods: tpg, dim
     "methods.treca.rules",  # plain methods: treca, treca-plugin
     "methods.ucast.forecast",  # plain methods: u-cast, mae-only, persistence
-    "methods.vipo.offline",  # plain methods: vipo, mopo (torch imported lazily)
     "methods.udm.plain",  # plain methods: udm-grpo, naive-grpo
     "methods.vfm.plain",  # plain methods: vfm, vfm-frozen, guided
+    "methods.vipo.offline",  # plain methods: vipo, mopo (torch imported lazily)
 )
 """The registering modules, each imported on its own (a broken one hides only itself
 and ``harness list`` shows it); a new module that registers anything is one line here."""
 
 import_modules(MODULES)
 
-declare("whitebox_method", "xkv", "methods.kv.xkv:XKV", extra="cpu",
+declare("whitebox_method", "xkv", "methods.xkv.xkv:XKV", extra="cpu",
         summary="cross-layer SVD of the prefill KV cache (whitebox/ -M method=xkv)")
-declare("whitebox_method", "arborkv", "methods.kv.arbor:ArborKV", extra="cpu",
+declare("whitebox_method", "arborkv", "methods.arborkv.arbor:ArborKV", extra="cpu",
         summary="tree-of-thoughts decoding with per-node KV under an eviction budget")
-declare("whitebox_method", "scd", "methods.kv.scd:SCD", extra="cpu",
+declare("whitebox_method", "scd", "methods.scd.scd:SCD", extra="cpu",
         summary="producer KV codes rebuilt by a fine-tuned consumer (reuse + patch layers)")
 
 
 @modelapi(name="mvrcache")
 def mvrcache() -> type[ModelAPI]:
     """MVR-cache: a multi-vector semantic cache in front of any model (mvrcache/<model>)."""
-    from methods.models.mvrcache import MVRCacheAPI
+    from methods.mvrcache.mvrcache import MVRCacheAPI
 
     return MVRCacheAPI
 

@@ -5,7 +5,7 @@ Why a runner of its own: the full protocol trains MedREK for the default 30 step
 its efficacy equal to the unedited model's; this asks whether that is the budget or the
 mechanism. One training run through the frozen model, scored at checkpoints with **oracle
 injection** (the method's own code, reached through the registered editor:
-``MedREKEditor.budget_curve``, :mod:`methods.editors.medrek_budget`): each record's own edit is
+``MedREKEditor.budget_curve``, :mod:`methods.medversa.medrek_budget`): each record's own edit is
 turned into its T soft tokens and prepended, with no retrieval, so the numbers isolate the
 prompt encoder (retrieval is the same module as ``retrieval``'s and is measured in the full
 protocol). Scores follow spec §2 (teacher-forced token accuracy for efficacy on the edit

@@ -49,6 +49,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo
 
 from harness.models._common import LocalModelAPI, assistant_output, make_usage
+from harness.plugins.aliases import resolve
 from harness.plugins.core import find
 from harness.plugins.policy import (
     Policy,
@@ -297,8 +298,8 @@ class ScriptedModelAPI(LocalModelAPI):
 
     def setup(self, policy_module: Any = None, **model_args: Any) -> None:
         """Import ``policy_module`` if given; every other ``-M`` arg goes to the policy."""
-        if policy_module:
-            importlib.import_module(str(policy_module))
+        if policy_module:  # an old module home resolves (harness.plugins.aliases)
+            importlib.import_module(resolve(str(policy_module)))
         self.policy_args: dict[str, Any] = model_args
         # resolved lazily too, so policies registered after model creation still work
         entry = find("policy", self.model_name)

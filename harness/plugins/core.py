@@ -235,9 +235,11 @@ def import_modules(modules: Iterable[str]) -> None:
     """Import each registering module on its own: one that fails is recorded in
     :data:`BROKEN` and logged, and the others still register (one broken module used to
     make every benchmark listed after it "unknown", with a log line as the only clue)."""
+    from harness.plugins.aliases import resolve
+
     for module in modules:
         try:
-            importlib.import_module(module)
+            importlib.import_module(resolve(module))
         except Exception as err:  # any failure of a plugin module is the plugin's
             BROKEN[module] = f"{type(err).__name__}: {err}".splitlines()[0]
             log.warning("evalsuite module %s failed to import: %s", module, BROKEN[module])
@@ -298,7 +300,15 @@ def find(kind: Kind, name: str) -> Entry | None:
 
 
 def resolve_target(target: str) -> Any:
-    """``package.module:attr`` -> the attribute (for names given as import paths)."""
+    """``package.module:attr`` (or ``package/module.py@attr``, as ``inspect eval`` names a
+    file's object) -> the attribute. A module's old home (:mod:`harness.plugins.aliases`)
+    resolves to the new one with a deprecation note."""
+    from harness.plugins.aliases import resolve
+
+    target = resolve(target)
+    path, at, name = target.rpartition("@")
+    if at and path.endswith(".py") and ":" not in target:
+        target = f"{path.removesuffix('.py').removeprefix('./').replace('/', '.')}:{name}"
     module_name, sep, attr = target.partition(":")
     if not sep or not attr:
         raise RegistryError(f"{target!r} is not 'module:attr'")

@@ -3,9 +3,9 @@
 ``none`` (unedited) and ``ike`` (all edits in context) in :mod:`.simple`; ``retrieval``
 (MedREK-style key-aware retrieval, edit injected as a prompt) in :mod:`.retrieval`;
 ``medrek`` (the same retrieval, edit injected as a soft prompt through forward hooks;
-white-box only) in :mod:`.medrek`. The parametric editors ``ft-l``, ``rome``, ``memit``,
-``grace`` and ``wise`` (:mod:`.parametric`) change the model's weights (or hook a codebook or
-a routed side memory on one layer);
+white-box only) is MedVersa's own and lives in its paper's folder, :mod:`methods.medversa`.
+The parametric editors ``ft-l``, ``rome``, ``memit``, ``grace`` and ``wise`` (:mod:`.parametric`)
+change the model's weights (or hook a codebook or a routed side memory on one layer);
 they import torch, so they are declared here by import path and load on first use. Build
 one by name with :func:`harness.plugins.editor.make_editor`.
 """

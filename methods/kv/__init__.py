@@ -1,9 +1,11 @@
-"""KV-cache methods for the ``whitebox/`` backend: xKV, ArborKV and SCD.
+"""Machinery shared by the KV-cache methods on the ``whitebox/`` backend.
 
-Each is a :class:`harness.plugins.whitebox_method.Method` registered by name, so any benchmark runs
-with it unchanged (``--model whitebox/smollm2-135m -M method=xkv -M ratio=4``). They share
-:mod:`methods.kv.cache` (cache plumbing, byte accounting, agreement metrics) and report
-``ModelOutput.metadata["kv"]`` (bytes kept vs the full cache, agreement with the full-cache
-greedy tokens) for the factorial studies in ``methods/studies/kv_*.yaml``. See README.md.
-Importing this package is light; the submodules import torch.
+:mod:`methods.kv.cache` (cache plumbing, RoPE undo/redo, byte accounting, agreement metrics)
+and :mod:`methods.kv.curves` (a KV study's memory-vs-quality table). The methods themselves
+live in their papers' folders: :mod:`methods.xkv`, :mod:`methods.arborkv`, :mod:`methods.scd`
+(issue 45: one folder name per paper). Each is a
+:class:`harness.plugins.whitebox_method.Method` registered by name, so any benchmark runs with
+it unchanged (``--model whitebox/smollm2-135m -M method=xkv -M ratio=4``), and reports
+``ModelOutput.metadata["kv"]`` for the factorial studies in ``methods/studies/kv_*/``. See
+README.md. Importing this package is light; the submodules import torch.
 """

@@ -7,9 +7,9 @@
   (sampled from the policy, or recorded elsewhere: ThetaEvolve's journal, a scout's
   dialogues), the seam later methods plug into.
 * :mod:`methods.rl.policy`: sampling with an explicit generator, sequence log-probs.
-* :mod:`methods.rl.bandit`: the exact bandit check of PMD-mean's mixed KL-chi^2
-  characterisation (derivation in its docstring).
 * :mod:`methods.rl.curves`: training curves and stability over seeds of built products.
 
-The recipes that use it are in :mod:`methods.recipes.rl_pmd`.
+The papers that use it keep their own code in their folders: PMD-mean's recipes and
+exact bandit check in :mod:`methods.rl_pmd`, ThetaEvolve's test-time RL in
+:mod:`methods.thetaevolve`, SCOUT's last stage in :mod:`methods.scout`.
 """

@@ -206,7 +206,7 @@ class SampledGroups:
 class RecordedRollouts:
     """Rollouts made elsewhere, as batches: any objects with ``prompt`` (text or chat
     messages), ``response`` (text) and ``reward``, e.g. ThetaEvolve's ``Rollout`` journal
-    (:func:`methods.agents.thetaevolve.read_rollouts`), grouped by ``group_of(rollout)``
+    (:func:`methods.thetaevolve.thetaevolve.read_rollouts`), grouped by ``group_of(rollout)``
     (ThetaEvolve: ``(step, parent_id)``, the responses to one parent prompt). Batch ``index``
     is the ``index``-th chunk of ``groups_per_batch`` groups in first-seen order; groups
     smaller than 2 are dropped (no within-group comparison). The responses are tokenised

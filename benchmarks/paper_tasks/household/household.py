@@ -17,7 +17,7 @@ them. Splits: ``train`` seeds ``seed + i`` (traces for schema induction), ``test
 
     inspect eval harness/household --model scripted/household-oracle -T n=40
     inspect eval harness/household --model whitebox/smollm2-135m -T n=4 -T step_limit=10 \\
-        --solver methods/agents/lightwm/agent.py@lightwm -S schema=household
+        --solver methods/lightwm/agent.py@lightwm -S schema=household
     harness study run methods/studies/lightwm_household/study.yaml
 """
 

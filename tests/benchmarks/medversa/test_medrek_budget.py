@@ -70,7 +70,7 @@ def test_the_curve_has_every_checkpoint_and_training_raises_fit(
     import harness.models.whitebox as whitebox
     import methods.editors.retrieval as retrieval
     from benchmarks.medversa.medversa import make_split, train_records
-    from methods.editors.medrek_train import TrainConfig, train_modules, trained_modules
+    from methods.medversa.medrek_train import TrainConfig, train_modules, trained_modules
 
     monkeypatch.setenv("EVALSUITE_CACHE", str(tmp_path / "cache"))
     lm = SimpleNamespace(model=confident_llama, tokenizer=char_tokenizer)

@@ -25,8 +25,8 @@ from benchmarks.open_problems.open_problems import (
 from benchmarks.open_problems.scorer import final_program
 from environments.open_problems import PROBLEMS
 from harness.sandbox.bwrap import bwrap_available
-from methods.agents.evolve import PENALTIES, Outcome
-from methods.agents.thetaevolve import STORE_CANDIDATES, STORE_SUMMARY, thetaevolve
+from methods.thetaevolve.evolve import PENALTIES, Outcome
+from methods.thetaevolve.thetaevolve import STORE_CANDIDATES, STORE_SUMMARY, thetaevolve
 
 REPO = Path(__file__).resolve().parents[3]
 needs_bwrap = pytest.mark.skipif(not bwrap_available(), reason="bubblewrap cannot start here")

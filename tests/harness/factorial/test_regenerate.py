@@ -33,7 +33,7 @@ def test_recorded_commands_are_parsed() -> None:
     assert plan.kind == "report" and plan.log_dir == Path("a/logs")
     assert plan.recorded_out == Path("a/b")
     assert plan.options == {"score_key": "x/y", "headline_factor": "agent"}
-    module = plan_for("python -m methods.models.mvrcache_summary L --out R")
+    module = plan_for("python -m methods.mvrcache.mvrcache_summary L --out R")
     assert module.kind == "module" and module.log_dir == Path("L")
     assert module.recorded_out == Path("R")
     assert plan_for("bash make.sh").kind == "unsupported"

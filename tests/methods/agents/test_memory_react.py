@@ -20,8 +20,8 @@ from inspect_ai.tool import ToolCall, ToolInfo
 
 from benchmarks.causalgame.causalgame import causalgame
 from harness.models.scripted import PolicyResult, scripted_policy
-from methods.agents.lightwm_policies import experimenter_step
 from methods.agents.memory_react import MEMORY_HEADER, memory_react, render_events, task_react
+from methods.lightwm.policies import experimenter_step
 
 SCENARIOS = "antenna_trap_high_def,weather_noise"
 

@@ -1,0 +1,1 @@
+"""ESamp (exploratory sampling) as a ``whitebox/`` method (:mod:`.esamp`); see README.md."""
