@@ -126,6 +126,9 @@ def test_a_changed_task_file_or_dataset_changes_the_board_provenance(tmp_path: P
     build(tmp_path / "copy" / "logs", tmp_path / "copy" / "out")
     same = _entries(_doc(tmp_path / "copy" / "out"), "synth/bench")["m/a"]["provenance"]
     assert same == entry["provenance"]
+    page = html.unescape((tmp_path / "base/out/synth-bench.html").read_text())
+    digest = entry["provenance"]["sha256"]
+    assert f'<code title="{digest}: 1 log(s), 1 with a launch record">{digest[:10]}<' in page
     # the task file the run recorded changed: another digest
     edited = _entries(_provenance_board(tmp_path, "edited", task_sha="b" * 64),
                       "synth/bench")["m/a"]["provenance"]
