@@ -375,6 +375,14 @@ def study_regenerate(
         raise typer.Exit(2)
     outcomes = regenerate(root, Path.cwd(), check=check, only=only or ())
     if not outcomes:
+        from harness.factorial.report.regenerate import study_folders
+
+        folders = study_folders(root)
+        if folders:  # e.g. a protocol study: runs to lay out, no factorial report to rebuild
+            console.print(f"ok   {len(folders)} study folder(s) under {root}: every log folder "
+                          f"is a declared run; no report.json or summary to rebuild",
+                          highlight=False, soft_wrap=True)
+            return
         console.print(f"[red]error:[/red] no report.json under {root}")
         raise typer.Exit(1)
     for o in outcomes:

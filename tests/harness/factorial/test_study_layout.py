@@ -175,3 +175,21 @@ def test_a_protocol_study_declares_runs_that_write_their_folders(tmp_path: Path)
         "  lifelong: {note: curves, command: 'harness x --out elsewhere'}\n")
     with pytest.raises(StudyError, match="must write logs/lifelong/"):
         load_study_folder(folder)
+
+
+def test_regenerate_on_one_protocol_study_checks_its_layout(tmp_path: Path) -> None:
+    """A protocol study has runs but no factorial report: checking that folder alone passes
+    when its logs are as declared and fails on an undeclared log folder."""
+    folder = tmp_path / "proto"
+    (folder / "logs" / "full").mkdir(parents=True)
+    (folder / "study.yaml").write_text(
+        "name: proto\nkind: protocol\ndescription: a driver's runs\nruns:\n"
+        "  full: {note: all, command: 'harness x --out proto/logs/full'}\n")
+    cmd = [str(Path(sys.executable).parent / "harness"), "study", "regenerate", str(folder),
+           "--check"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "every log folder is a declared run" in done.stdout
+    (folder / "logs" / "stray").mkdir()
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 1 and "undeclared" in done.stdout
