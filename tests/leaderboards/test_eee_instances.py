@@ -207,6 +207,14 @@ def test_single_turn_record_and_errored_sample() -> None:
     schema = _instance_schema()
     if schema is not None:
         jsonschema.validate(record, schema)
+    # a single-turn record keeps its completion in output, never a transcript
+    for key, value, expected in (("messages", [], "single_turn: messages must be null"),
+                                 ("output", None, "single_turn: output must be an object"),
+                                 ("output", {"raw": "4"}, "output.raw: a list of strings")):
+        broken = {**record, key: value}
+        assert any(expected in p for p in instance_problems(broken)), key
+        if schema is not None:
+            assert list(jsonschema.Draft7Validator(schema).iter_errors(broken))
 
 
 def test_file_names_are_stable_uuid4() -> None:
