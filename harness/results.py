@@ -165,8 +165,9 @@ _LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 def list_logs(paths: LogPaths, *, recursive: bool = True) -> list[Path]:
     """Every ``.eval``/``.json`` log named by ``paths`` (files kept, directories searched).
 
-    Hidden folders and Inspect's non-log JSON (``logs.json``, ``eval-set.json``) are
-    skipped while searching; files named explicitly are always kept.
+    Hidden folders, Inspect's non-log JSON (``logs.json``, ``eval-set.json``) and its
+    checkpoint folders (``*.checkpoints/``) are skipped while searching; files named
+    explicitly are always kept.
     """
     items = [paths] if isinstance(paths, str | Path) else list(paths)
     found: list[Path] = []
@@ -184,6 +185,9 @@ def list_logs(paths: LogPaths, *, recursive: bool = True) -> list[Path]:
                     and child.is_file()
                     and child.name not in _NOT_LOGS
                     and not any(part.startswith(".") for part in rel)
+                    # Inspect's mid-sample checkpoints (<log-base>.checkpoints/) hold JSON
+                    # that is not a log; a resumed eval's log sits beside that folder
+                    and not any(part.endswith(".checkpoints") for part in rel[:-1])
                 ):
                     found.append(child)
         elif path.is_file():
