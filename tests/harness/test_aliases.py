@@ -106,3 +106,25 @@ def test_moved_modules_are_importable_by_their_new_names() -> None:
     for new in MOVED.values():
         if _file(new).with_suffix(".py").is_file() or (_file(new) / "__init__.py").is_file():
             assert importlib.util.find_spec(new) is not None, new
+
+
+def test_a_recorded_summary_command_with_an_old_module_runs_the_new_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``regenerate`` reruns a recorded ``python -m OLD ... --out DIR`` as the new module."""
+    import subprocess
+
+    from harness.factorial.report import regenerate
+
+    ran: list[list[str]] = []
+
+    def fake_run(words: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        ran.append(words)
+        return subprocess.CompletedProcess(words, 0, "", "")
+
+    monkeypatch.setattr(regenerate.subprocess, "run", fake_run)
+    plan = regenerate.Plan("python -m methods.agents.lightwm.study_summary L --out S",
+                           "module", None)
+    with pytest.warns(MovedPathWarning):
+        regenerate._run_module(plan, tmp_path / "out", tmp_path)
+    assert ran[0][1:] == ["-m", "methods.lightwm.study_summary", "L", "--out",
+                          str(tmp_path / "out")]
