@@ -107,3 +107,5 @@ def test_killed_episode_resumes_to_the_uninterrupted_result(tmp_path: Path) -> N
     assert survival.select("sample_id", "epoch").rows() == [(SAMPLE, 1)]
     assert survival["score_value"].to_list() == ref_survival["score_value"].to_list()
     assert results.frame.select("log_file").unique().height == 1
+    # the killed attempt is the only thing set aside (its checkpoint folders are no logs)
+    assert [(a.why, a.samples) for a in results.account.set_aside] == [("superseded", 0)]
