@@ -17,27 +17,44 @@ import os
 import signal
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
+from inspect_ai.util import TimeInterval, TurnInterval
 from inspect_ai.util._restic.resolver import _current_platform, cache_path
 
+from benchmarks.causalgame.causalgame import causalgame, checkpoint_config
+from benchmarks.causalgame.session import resume_game
 from harness.results import iter_samples, load_results, read_headers, read_score_metadata
 
 ROOT = Path(__file__).resolve().parents[3]
 DRIVER = Path(__file__).with_name("causalgame_checkpoint_driver.py")
 SAMPLE = "antenna_trap"
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        not cache_path(_current_platform()).exists(),
-        reason="Inspect's checkpoints need restic, which it downloads on first use; offline, "
-        "`bash .ci/system.sh restic` provides it",
-    ),
-]
+needs_restic = pytest.mark.skipif(
+    not cache_path(_current_platform()).exists(),
+    reason="Inspect's checkpoints need restic, which it downloads on first use; offline, "
+    "`bash .ci/system.sh restic` provides it",
+)
+
+
+@pytest.mark.parametrize(("option", "trigger"), [
+    (None, None), (False, None), ("off", None), (0, None),
+    (True, TurnInterval(every=1)), ("turns", TurnInterval(every=1)),
+    (3, TurnInterval(every=3)), ("turns:2", TurnInterval(every=2)),
+    ("90s", TimeInterval(every=timedelta(seconds=90))),
+    ("5m", TimeInterval(every=timedelta(minutes=5))),
+])
+def test_checkpoint_option(option: Any, trigger: Any) -> None:
+    config = checkpoint_config(option)
+    assert (None if config is None else config.trigger) == trigger
+    task = causalgame(scenarios="antenna_trap", sandbox="none", checkpoint=option)
+    assert task.on_resume is resume_game  # wired whatever the option: --checkpoint works too
+    with pytest.raises(ValueError, match="checkpoint must be"):
+        checkpoint_config("hourly")
 
 
 def _drive(*args: str) -> subprocess.CompletedProcess[str]:
@@ -68,6 +85,8 @@ def _metadata(log_dir: Path) -> dict[str, Any]:
     return {k: meta[k] for k in ("drones_used", "deploys", "submitted", "seed")}
 
 
+@pytest.mark.slow
+@needs_restic
 def test_killed_episode_resumes_to_the_uninterrupted_result(tmp_path: Path) -> None:
     ref_dir, dir_ = tmp_path / "reference", tmp_path / "killed"
     ref = _drive("run", str(ref_dir), "off", "0")
