@@ -314,7 +314,8 @@ def _pilot_sd(log_dir: Path) -> tuple[float | None, str]:
 def cell_status(log_dir: str | Path) -> dict[str, str]:
     """Best status of each cell id found in the log dir's headers (``success`` wins).
 
-    Searched recursively: the Ray executor writes each cell into its own sub-folder.
+    Searched recursively: Ray runs before the selection protocol wrote each cell into its
+    own sub-folder (now every cell writes into the one flat dir).
     """
     directory = Path(log_dir)
     if not directory.is_dir():

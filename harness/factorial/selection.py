@@ -212,9 +212,21 @@ def _resume_candidates(log_dir: Path, cells: Sequence[Cell]) -> dict[str, str]:
 
 
 def _remove_superseded(log_dir: Path, cells: Sequence[Cell]) -> list[str]:
-    """Delete every log of a cell other than its newest successful one (what ``eval_set``
-    does after a retry): the resumed attempt holds the interrupted one's samples, so the
-    older log would only hold them a second time. Cells without a success keep theirs."""
+    """Delete the logs of each cell's task that its newest successful log supersedes (what
+    ``eval_set`` does after a retry): a resumed attempt holds the interrupted one's samples,
+    so the older log would only hold them a second time. Only logs of the same task
+    identifier go; a log of an edited cell (another identifier) and cells without a
+    success keep theirs."""
+    from inspect_ai.log import read_eval_log
+
+    from harness.inspect_compat import log_task_identifier
+
+    def identifier(name: str) -> str | None:
+        try:
+            return log_task_identifier(read_eval_log(str(log_dir / name), header_only=True))
+        except Exception:  # unreadable: not ours to remove
+            return None
+
     removed: list[str] = []
     logs = cell_logs(log_dir)
     for cell in cells:
@@ -223,9 +235,11 @@ def _remove_superseded(log_dir: Path, cells: Sequence[Cell]) -> list[str]:
         if not good:
             continue
         keep = Path(str(good[-1]["log_file"])).name
+        kept_identifier = identifier(keep)
         for row in rows:
             name = Path(str(row["log_file"])).name
-            if name != keep:
+            if name != keep and kept_identifier is not None \
+                    and identifier(name) == kept_identifier:
                 (log_dir / name).unlink(missing_ok=True)
                 removed.append(name)
     return removed

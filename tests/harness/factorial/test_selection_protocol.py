@@ -3,7 +3,9 @@ and a Ray-executed study killed with SIGKILL and resumed equals an uninterrupted
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
 import signal
 import subprocess
@@ -23,11 +25,31 @@ from harness.factorial.selection import EVAL_SET_ID_FILE, cell_logs
 from harness.factorial.study import load_study
 from harness.results import load_results
 
-N = 30  # items per cell: long enough (~1 s a cell) for the kill to land inside a cell
+N = 12  # items per cell, one at a time (max_samples=1), each flushed to the log
+SLOW_POLICIES = textwrap.dedent("""\
+    import asyncio
+
+    from harness.plugins.policy import get_policy, scripted_policy
 
 
-def _study(tmp_path: Path) -> Path:
+    def _slowed(base):
+        async def policy(input, tools, config, args):
+            await asyncio.sleep(0.05)  # so a kill can land between two samples of a cell
+            return get_policy(base)(input, tools, config, args)
+        return scripted_policy("slow-" + base)(policy)
+
+
+    for _base in ("arith-oracle", "arith-left-to-right"):
+        _slowed(_base)
+    """)
+
+
+def _study(tmp_path: Path, slow: bool = False) -> Path:
     path = tmp_path / "study.yaml"
+    prefix = "slow-" if slow else ""
+    policies = ("  - {name: policies, binds_to: model_args, key: policy_module,"
+                " levels: [slowpolicies]}\n") if slow else ""
+    (tmp_path / "slowpolicies.py").write_text(SLOW_POLICIES)
     path.write_text(textwrap.dedent(f"""\
         name: selectable
         response:
@@ -39,12 +61,12 @@ def _study(tmp_path: Path) -> Path:
           - name: model
             binds_to: model
             levels:
-              - {{label: oracle, value: scripted/arith-oracle}}
-              - {{label: ltr, value: scripted/arith-left-to-right}}
+              - {{label: oracle, value: scripted/{prefix}arith-oracle}}
+              - {{label: ltr, value: scripted/{prefix}arith-left-to-right}}
           - name: intervention
             binds_to: intervention
             levels: [none, distractor]
-        """))
+        """) + policies)
     return path
 
 
@@ -64,10 +86,39 @@ def _scores(log_dir: Path) -> pl.DataFrame:
                         "score_value").sort("cell_id", "sample_id", "epoch")
 
 
-def _analysed(frame: pl.DataFrame) -> dict[str, object]:
+def _rounded(value: object) -> object:
+    """Floats to 9 decimals (a sum of squares that is 0 prints as ~1e-14), NaN to None."""
+    if isinstance(value, float):
+        return None if math.isnan(value) else round(value, 9)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
+
+
+def _analysed(frame: pl.DataFrame) -> object:
+    """The analysis tables a report prints: ANOVA, marginal means, pairwise, effects."""
     result = analyze(frame, "score_value", ["model", "intervention"], item="sample_id",
                      family="binomial", item_mode="cluster")
-    return {"anova": result.anova.to_dicts(), "means": result.marginal_means.to_dicts()}
+    tables = result.to_dict()
+    return _rounded({k: tables[k] for k in ("anova", "marginal_means", "pairwise",
+                                            "effects")})
+
+
+def _interrupted_samples(log_dir: Path) -> pl.DataFrame:
+    """Samples on disk in the logs of cells that have no successful log yet."""
+    status = cell_status(log_dir)
+    files = [log_dir / Path(str(row["log_file"])).name
+             for cell_id, rows in cell_logs(log_dir).items() if status[cell_id] != "success"
+             for row in rows]
+    if not files:
+        return pl.DataFrame(schema={"cell": pl.String, "sample_id": pl.String,
+                                    "total_time": pl.Float64})
+    frame = load_results(files, skip_bad_logs=True).frame  # one may be mid-write
+    return (frame.filter(pl.col("score_key") == "exact_integer")
+            .select(pl.col("eval_metadata").str.json_path_match("$.cell_id").alias("cell"),
+                    pl.col("sample_id").cast(pl.String), "total_time"))
 
 
 def _session_pids(sid: int) -> list[int]:
@@ -101,9 +152,14 @@ def test_local_cells_share_one_eval_set(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_ray_study_killed_and_resumed_equals_uninterrupted(tmp_path: Path) -> None:
+def test_ray_study_killed_and_resumed_equals_uninterrupted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("ray", reason="ray is not installed (pip install 'ray>=2.30')")
-    study_path = _study(tmp_path)
+    study_path = _study(tmp_path, slow=True)
+    # the policy module is importable here, in the killed driver and in Ray's workers
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p))
     cells = load_study(study_path).cells()
 
     reference = tmp_path / "reference"  # uninterrupted, local executor
@@ -115,34 +171,38 @@ def test_ray_study_killed_and_resumed_equals_uninterrupted(tmp_path: Path) -> No
         "ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)\n"
         "from harness.factorial.run import run_study\n"
         f"run_study({str(study_path)!r}, log_dir={str(log_dir)!r}, executor='ray',"
-        " max_samples=1)\n"
+        " max_samples=1, log_buffer=1)\n"
     )
     proc = subprocess.Popen([sys.executable, "-c", script], start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 45
-        while not any(s == "success" for s in cell_status(log_dir).values()):
+        # kill once a cell is complete and another has finished samples on disk
+        while not (any(s == "success" for s in cell_status(log_dir).values())
+                   and _interrupted_samples(log_dir).height >= 3):
             assert proc.poll() is None, "the study ended before it could be killed"
             assert time.monotonic() < deadline, "no cell finished in 45 s"
-            time.sleep(0.1)
-        time.sleep(0.4)  # into the next cell (one CPU: Ray runs the cells one at a time)
+            time.sleep(0.05)
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)  # our own child's session: driver and Ray
+        # SIGKILL the driver and, at once, every process of its session by id: Ray's
+        # raylet and workers sit in process groups of their own, and a worker left to
+        # notice its driver's death would finish its cell meanwhile
+        os.killpg(proc.pid, signal.SIGKILL)
+        for _ in range(50):
+            alive = _session_pids(proc.pid)
+            if not alive:
+                break
+            for pid in alive:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.1)
         proc.wait()
-    for _ in range(50):  # Ray's daemons fate-share with the driver; wait for them to go
-        if not _session_pids(proc.pid):
-            break
-        time.sleep(0.1)
-    for pid in _session_pids(proc.pid):  # what outlived the group kill, by id
-        os.kill(pid, signal.SIGKILL)
 
     before = cell_status(log_dir)
     done_before = {cid for cid, status in before.items() if status == "success"}
     assert 0 < len(done_before) < len(cells), f"kill landed outside the run: {before}"
-    interrupted = {cid for cid, status in before.items() if status != "success"}
-    partial = load_results([log_dir / Path(r["log_file"]).name
-                            for cid in interrupted for r in cell_logs(log_dir)[cid]])
-    samples_before = partial.frame.select("eval_id", "sample_id").unique().height
+    finished_before = _interrupted_samples(log_dir)  # samples the killed run completed
+    assert finished_before.height > 0, f"no finished sample of an unfinished cell: {before}"
 
     summary = run_study(study_path, log_dir=log_dir, executor="ray")
     assert summary.success
@@ -168,5 +228,12 @@ def test_ray_study_killed_and_resumed_equals_uninterrupted(tmp_path: Path) -> No
     resumed, uninterrupted = _scores(log_dir), _scores(reference)
     assert resumed.equals(uninterrupted)
     assert _analysed(resumed) == _analysed(uninterrupted)
-    print(f"kill: {len(done_before)} cells done, {samples_before} samples of the "
-          f"interrupted cells on disk")
+    # the samples the killed run finished were reused, not run again: a rerun sample
+    # could not repeat its predecessor's wall time to the nanosecond
+    final = loaded.frame.filter(pl.col("score_key") == "exact_integer").select(
+        pl.col("eval_metadata").str.json_path_match("$.cell_id").alias("cell"),
+        pl.col("sample_id").cast(pl.String), pl.col("total_time").alias("final_time"))
+    kept = finished_before.join(final, on=["cell", "sample_id"], how="left")
+    assert kept["total_time"].to_list() == kept["final_time"].to_list()
+    print(f"kill: {len(done_before)} cells done, {finished_before.height} samples of an "
+          f"interrupted cell on disk, reused")
