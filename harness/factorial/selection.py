@@ -16,7 +16,9 @@ pairs each unfinished cell with its newest interrupted log, and starts workers
 every cell, ``max_tasks`` at once) or one Ray task per cell with the cell's resources
 (:mod:`harness.factorial.resources`). After the workers, it writes ``eval-set.json``,
 removes the logs a successful attempt superseded (so a killed and resumed cell leaves one
-log, each sample in it once) and rewrites ``logs.json``.
+log, each sample in it once) and rewrites ``logs.json``. Workers never fail a task on
+sample errors (the protocol leaves that to the runner), so the runner resumes a cell whose
+log finished with errored samples from that log, up to ``retry_attempts`` times.
 
 The wire format written is selection schema version 4 (``log_dir`` and ``max_tasks``
 overrides); Inspect refuses a document newer than it understands, so the version is pinned
@@ -167,8 +169,18 @@ def run_cells_as_selection(study_path: str, cell_ids: Sequence[str], log_dir: st
                     if (lg.eval.metadata or {}).get("cell_id") == cell.id), None)
         out.append({**row, "cell_id": cell.id,
                     "status": None if log is None else log.status,
-                    "location": None if log is None else log.location})
+                    "location": None if log is None else log.location,
+                    "errored": _errored_samples(log)})
     return out
+
+
+def _errored_samples(log: Any) -> int:
+    """Samples of a finished log that ended in an error (Inspect's ``completed_samples``
+    counts the ones that completed without one); 0 when the log has no results."""
+    results = None if log is None else log.results
+    if results is None:
+        return 0
+    return max(0, int(results.total_samples) - int(results.completed_samples))
 
 
 # --------------------------------------------------------------------------- the runner
@@ -326,13 +338,31 @@ def run_selected_cells(study: Study, study_path: str, cells: Sequence[Cell], log
     directory = Path(log_dir)
     directory.mkdir(parents=True, exist_ok=True)
     set_id = eval_set_id(directory)
-    resume = _resume_candidates(directory, cells)
-    if executor == "ray":
-        needs = {cell.id: cell_resources(cell, study, _task_sandbox(cell)) for cell in cells}
-        rows = _ray_run(study_path, cells, log_dir, set_id, resume, needs, eval_kwargs)
-    else:
-        rows = run_cells_as_selection(study_path, [c.id for c in cells], log_dir, set_id,
+
+    def attempt(todo: Sequence[Cell], resume: Mapping[str, str]) -> list[dict[str, Any]]:
+        if executor == "ray":
+            needs = {cell.id: cell_resources(cell, study, _task_sandbox(cell)) for cell in todo}
+            return _ray_run(study_path, todo, log_dir, set_id, resume, needs, eval_kwargs)
+        return run_cells_as_selection(study_path, [c.id for c in todo], log_dir, set_id,
                                       resume, max_tasks, eval_kwargs)
+
+    rows = attempt(cells, _resume_candidates(directory, cells))
+    # A worker never fails a task on sample errors (the protocol forces fail_on_error off
+    # and leaves the decision to the runner): retry each cell whose log finished with
+    # errored samples by resuming from that log, which reuses its good samples and reruns
+    # the errored ones, up to ``retry_attempts`` times as eval_set itself would.
+    from harness.factorial.inspect_stack import EVAL_DEFAULTS
+
+    retries = int({**EVAL_DEFAULTS, **eval_kwargs}.get("retry_attempts") or 0)
+    for _ in range(retries):
+        errored = {row["cell_id"]: str(row["location"]) for row in rows
+                   if row.get("status") == "success" and row.get("errored")
+                   and row.get("location")}
+        if not errored:
+            break
+        again = {row["cell_id"]: row
+                 for row in attempt([c for c in cells if c.id in errored], errored)}
+        rows = [again.get(row["cell_id"], row) for row in rows]
     order = {cell.id: i for i, cell in enumerate(study.cells())}
     _remove_superseded(directory, cells)
     _write_eval_set_info(directory, set_id, rows, order)

@@ -237,3 +237,68 @@ def test_ray_study_killed_and_resumed_equals_uninterrupted(
     assert kept["total_time"].to_list() == kept["final_time"].to_list()
     print(f"kill: {len(done_before)} cells done, {finished_before.height} samples of an "
           f"interrupted cell on disk, reused")
+
+
+FLAKY_POLICIES = textwrap.dedent("""\
+    import hashlib
+    from pathlib import Path
+
+    from harness.plugins.policy import get_policy, scripted_policy
+
+    SEEN = Path(__file__).parent / "seen"
+
+
+    @scripted_policy("flaky-arith-oracle")
+    def flaky(input, tools, config, args):
+        # the first call on every third item fails; any later call on it succeeds
+        text = str(input[-1].text if isinstance(input, list) else input)
+        key = hashlib.sha256(text.encode()).hexdigest()[:16]
+        SEEN.mkdir(exist_ok=True)
+        if int(key, 16) % 3 == 0 and not (SEEN / key).exists():
+            (SEEN / key).write_text("failed once")
+            raise RuntimeError("flaky backend: first call on this item fails")
+        return get_policy("arith-oracle")(input, tools, config, args)
+    """)
+
+
+@pytest.mark.slow
+def test_a_cell_with_errored_samples_is_resumed_and_counted_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers never fail a task on sample errors, so the runner retries: the cell's
+    errored samples are rerun from its log, the good ones reused, one log left."""
+    (tmp_path / "flakypolicies.py").write_text(FLAKY_POLICIES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    study_path = tmp_path / "study.yaml"
+    study_path.write_text(textwrap.dedent(f"""\
+        name: flaky
+        response:
+          tasks:
+            - name: harness/arithmetic
+              args: {{n: {N}, seed: 7, agent: generate}}
+          scores: [exact_integer]
+        factors:
+          - name: model
+            binds_to: model
+            levels:
+              - {{label: flaky, value: scripted/flaky-arith-oracle}}
+          - name: policies
+            binds_to: model_args
+            key: policy_module
+            levels: [flakypolicies]
+        """))
+    log_dir = tmp_path / "logs"
+    run_study(study_path, log_dir=log_dir, retry_attempts=0)
+    failed_once = len(list((tmp_path / "seen").iterdir()))
+    assert failed_once > 0  # the design must produce errors, or the test shows nothing
+    first = load_results(log_dir)
+    assert first.frame.filter(pl.col("error").is_not_null())["sample_id"].n_unique() \
+        == failed_once  # with no retry the errors stay, counted
+    for marker in (tmp_path / "seen").iterdir():  # the same items fail once again
+        marker.unlink()
+    run_study(study_path, log_dir=tmp_path / "retried", retry_attempts=1)
+    logs = list((tmp_path / "retried").glob("*.eval"))
+    assert len(logs) == 1  # the errored attempt was superseded by its resumed log
+    frame = load_results(tmp_path / "retried").frame.filter(
+        pl.col("score_key") == "exact_integer")
+    assert frame.height == N and frame["sample_id"].n_unique() == N
+    assert frame["score_value"].to_list() == [1.0] * N
