@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from harness.factorial.cells import build_task
+from harness.factorial.selection import EVAL_DEFAULTS, run_selected_cells
 from harness.plugins.stack import StackJob, stack_runner
 
 if TYPE_CHECKING:
@@ -24,15 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = ["EVAL_DEFAULTS", "InspectStack", "eval_cells"]
 
-EVAL_DEFAULTS: dict[str, Any] = {
-    "display": "none",
-    "log_dir_allow_dirty": True,  # other stacks' cells and logs share the study's dir
-    "retry_attempts": 1,
-    "retry_immediate": True,
-    "retry_wait": 1,
-    "ctl_server": False,
-}
-"""``eval_set`` options a study run uses unless ``run_study(**eval_kwargs)`` overrides them."""
 
 
 def eval_cells(study_path: str, cell_ids: Sequence[str], log_dir: str,
@@ -66,7 +58,5 @@ class InspectStack:
         """Evaluate ``cells`` into ``job.log_dir`` with the job's executor."""
         if job.executor not in ("local", "ray"):
             raise ValueError(f"executor must be 'local' or 'ray', got {job.executor!r}")
-        from harness.factorial.selection import run_selected_cells
-
         run_selected_cells(job.study, job.study_path, cells, job.log_dir, job.executor,
                            job.max_tasks, job.eval_kwargs)

@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict
 
+from harness.factorial.resource_spec import ResourceSpec
 from harness.sandbox.limits import DEFAULT_CPUS, DEFAULT_MEMORY_BYTES, GiB, parse_size
 
 if TYPE_CHECKING:
@@ -49,22 +50,6 @@ args say ``device: cpu``). Every other provider calls a server or runs in-proces
 SANDBOXED: frozenset[str] = frozenset({"docker", "bwrap"})
 """Sandbox types whose samples run processes of their own (so the cell needs their CPU and
 memory); ``local`` runs in the worker itself and adds nothing."""
-
-
-class ResourceSpec(BaseModel):
-    """Resource fields a study sets (each optional: an unset one keeps the derived value)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    num_cpus: float | None = Field(default=None, ge=0)
-    num_gpus: float | None = Field(default=None, ge=0)
-    memory: int | None = Field(default=None, ge=0)
-    """Bytes, or a size such as ``4GiB`` (binary units, as the sandbox limits)."""
-
-    @field_validator("memory", mode="before")
-    @classmethod
-    def _size(cls, value: Any) -> Any:
-        return None if value is None else parse_size(value)
 
 
 class Resources(BaseModel):

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CAPTURE_ENV",
+    "EVAL_DEFAULTS",
     "EVAL_SET_ID_FILE",
     "SELECTION_ENV",
     "SELECTION_VERSION",
@@ -56,6 +57,18 @@ CAPTURE_ENV = "INSPECT_EVAL_SET_CAPTURE"
 SELECTION_ENV = "INSPECT_EVAL_SET_SELECTION"
 SELECTION_VERSION = 4
 EVAL_SET_ID_FILE = ".eval-set-id"
+
+EVAL_DEFAULTS: dict[str, Any] = {
+    "display": "none",
+    "log_dir_allow_dirty": True,  # other stacks' cells and logs share the study's dir
+    "retry_attempts": 1,
+    "retry_immediate": True,
+    "retry_wait": 1,
+    "ctl_server": False,
+}
+"""``eval_set`` options a study run uses unless ``run_study(**eval_kwargs)`` overrides them
+(defined here and re-exported by :mod:`harness.factorial.inspect_stack`, which imports this
+module, so the two do not import each other)."""
 
 
 @contextlib.contextmanager
@@ -134,7 +147,6 @@ def run_cells_as_selection(study_path: str, cell_ids: Sequence[str], log_dir: st
     from inspect_ai import eval_set
 
     from harness.factorial.cells import build_task
-    from harness.factorial.inspect_stack import EVAL_DEFAULTS
     from harness.factorial.study import load_study
 
     with _cwd(workdir):
@@ -351,8 +363,6 @@ def run_selected_cells(study: Study, study_path: str, cells: Sequence[Cell], log
     # and leaves the decision to the runner): retry each cell whose log finished with
     # errored samples by resuming from that log, which reuses its good samples and reruns
     # the errored ones, up to ``retry_attempts`` times as eval_set itself would.
-    from harness.factorial.inspect_stack import EVAL_DEFAULTS
-
     retries = int({**EVAL_DEFAULTS, **eval_kwargs}.get("retry_attempts") or 0)
     for _ in range(retries):
         errored = {row["cell_id"]: str(row["location"]) for row in rows

@@ -42,7 +42,7 @@ from pydantic import (
 
 from harness.errors import UserInputError
 from harness.factorial import design as _design
-from harness.factorial.resources import ResourceSpec
+from harness.factorial.resource_spec import ResourceSpec
 from harness.yaml_source import parse_mapping
 
 __all__ = [
