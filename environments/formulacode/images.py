@@ -56,12 +56,7 @@ def base_image() -> str:
 
 def image_available(tag: str) -> bool:
     """Whether the local docker store holds ``tag`` (False when docker does not answer)."""
-    try:
-        done = subprocess.run(["docker", "image", "inspect", tag], capture_output=True,
-                              timeout=30, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
+    return _local_image_id(tag) is not None
 
 
 def ensure_family_image(rebuild: bool = False) -> str:
