@@ -1046,6 +1046,33 @@ def read_headers(paths: LogPaths, *, recursive: bool = True) -> pl.DataFrame:
     return pl.DataFrame(rows, infer_schema_length=None)
 
 
+def read_task_identities(paths: LogPaths, *, recursive: bool = True) -> pl.DataFrame:
+    """One row per readable log: ``log_file``, Inspect's ``task_id`` and the eval-set task
+    ``identifier`` (what ``eval_set`` pairs a task with its logs by).
+
+    Why here: the study runner (:mod:`harness.factorial.selection`) resumes and prunes
+    cells by these two values, and every log is read through this module. The identifier
+    is computed by Inspect from its own header object, so this reads headers with Inspect's
+    reader (slower than :func:`read_headers`, and only wanted for run bookkeeping). An
+    unreadable (half-written) file is skipped, as in :func:`read_headers`.
+    """
+    from inspect_ai.log import read_eval_log
+
+    from harness.inspect_compat import log_task_identifier
+
+    rows: list[dict[str, Any]] = []
+    for path in list_logs(paths, recursive=recursive):
+        try:
+            header = read_eval_log(str(remote_logs.local(path)), header_only=True)
+            identifier = log_task_identifier(header)
+        except Exception:  # a log being written, or not a log: absent for bookkeeping
+            continue
+        rows.append({"log_file": remote_logs.display(path), "task_id": header.eval.task_id,
+                     "identifier": identifier})
+    return pl.DataFrame(rows, schema={"log_file": pl.String, "task_id": pl.String,
+                                      "identifier": pl.String})
+
+
 def read_results(paths: LogPaths, *, recursive: bool = True) -> pl.DataFrame:
     """Read every Inspect log under ``paths`` into one tidy frame (see :data:`SCHEMA`),
     each (run, sample, epoch) once: :func:`load_results`'s frame, without its account.

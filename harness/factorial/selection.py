@@ -122,15 +122,10 @@ def _resume_for(identifier: str, candidate: str | None) -> str | None:
     of an edited cell cannot be resumed; the cell starts again)."""
     if candidate is None or not Path(candidate).is_file():
         return None
-    from inspect_ai.log import read_eval_log
+    from harness.results import read_task_identities
 
-    from harness.inspect_compat import log_task_identifier
-
-    try:
-        header = read_eval_log(candidate, header_only=True)
-    except Exception:  # unreadable: start the cell again
-        return None
-    return candidate if log_task_identifier(header) == identifier else None
+    found = read_task_identities(candidate)["identifier"].to_list()
+    return candidate if found == [identifier] else None
 
 
 def run_cells_as_selection(study_path: str, cell_ids: Sequence[str], log_dir: str,
@@ -241,15 +236,14 @@ def _remove_superseded(log_dir: Path, cells: Sequence[Cell]) -> list[str]:
     so the older log would only hold them a second time. Only logs of the same task
     identifier go; a log of an edited cell (another identifier) and cells without a
     success keep theirs."""
-    from inspect_ai.log import read_eval_log
+    from harness.results import read_task_identities
 
-    from harness.inspect_compat import log_task_identifier
+    identities = read_task_identities(log_dir, recursive=False)
+    by_name = {Path(str(r["log_file"])).name: r["identifier"]
+               for r in identities.iter_rows(named=True)}
 
     def identifier(name: str) -> str | None:
-        try:
-            return log_task_identifier(read_eval_log(str(log_dir / name), header_only=True))
-        except Exception:  # unreadable: not ours to remove
-            return None
+        return by_name.get(name)  # None for an unreadable log: not ours to remove
 
     removed: list[str] = []
     logs = cell_logs(log_dir)
@@ -295,10 +289,12 @@ def _write_eval_set_info(log_dir: Path, set_id: str, rows: Sequence[dict[str, An
 
 
 def _task_id(log_dir: Path, row: Mapping[str, Any]) -> str:
-    from inspect_ai.log import read_eval_log
+    from harness.results import read_task_identities
 
-    header = read_eval_log(str(log_dir / Path(str(row["log_file"])).name), header_only=True)
-    return str(header.eval.task_id)
+    found = read_task_identities(log_dir / Path(str(row["log_file"])).name)
+    if found.is_empty():
+        raise RuntimeError(f"{row['log_file']}: not a readable Inspect log")
+    return str(found["task_id"][0])
 
 
 def _ray_run(study_path: str, cells: Sequence[Cell], log_dir: str, set_id: str,

@@ -458,3 +458,25 @@ def test_score_metadata_thinned_in_a_summary_is_read_from_the_sample() -> None:
     for raw in meta["metadata"]:
         results = json.loads(raw)["results"]
         assert isinstance(results, list) and results and "kind" in results[0]
+
+
+def test_read_task_identities_match_inspects_own_pairing(logs: dict[str, Path],
+                                                         tmp_path: Path) -> None:
+    """The study runner pairs a cell with its logs by these; they must be Inspect's own
+    values (its ``task_id`` and eval-set identifier), one row per readable log, and a
+    broken file skipped rather than raising."""
+    from harness.inspect_compat import log_task_identifier
+    from harness.results import read_task_identities
+
+    for path in logs.values():
+        shutil.copy(path, tmp_path / path.name)
+    (tmp_path / "broken.eval").write_bytes(b"not a zip")
+    frame = read_task_identities(tmp_path).sort("log_file")
+    assert frame.columns == ["log_file", "task_id", "identifier"]
+    assert frame.height == 2
+    for row in frame.iter_rows(named=True):
+        header = read_eval_log(row["log_file"], header_only=True)
+        assert row["task_id"] == header.eval.task_id
+        assert row["identifier"] == log_task_identifier(header)
+    empty = read_task_identities(tmp_path / "broken.eval")
+    assert empty.is_empty() and empty.columns == ["log_file", "task_id", "identifier"]
