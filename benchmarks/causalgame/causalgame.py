@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import tempfile
 import zlib
-from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,10 +29,7 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 from inspect_ai.util import (
-    CheckpointConfig,
     CheckpointSampleConfig,
-    TimeInterval,
-    TurnInterval,
 )
 
 from benchmarks.causalgame.agent import causalgame_agent, opencode_agent, prompting_solver
@@ -42,6 +37,7 @@ from benchmarks.causalgame.scorer import causalgame_scorer, keep_epochs
 from benchmarks.causalgame.session import checkpoint_game, resume_game, start_game
 from benchmarks.causalgame.tools import ANALYSIS_TIMEOUT_S, game_tools
 from environments.causalgame import scenario_ids, scenario_record
+from harness.checkpoint_option import checkpoint_config
 from harness.plugins.benchmark import benchmark
 from harness.prompt_cost import prompt_cost
 from harness.tool_validity import tool_call_validity
@@ -130,34 +126,6 @@ def analysis_sandbox() -> tuple[str, str]:
     if not path.exists():
         path.write_text(text, encoding="utf-8")
     return ("bwrap", str(path))
-
-
-def checkpoint_config(checkpoint: str | int | bool | None) -> CheckpointConfig | None:
-    """The task's checkpoint layer from ``-T checkpoint=...``.
-
-    ``off`` (also ``none``/``false``/``0``/unset): no task-level opinion, so Inspect's
-    own ``--checkpoint`` still applies. ``turns`` (or ``on``/``true``): a checkpoint at every
-    agent turn boundary; ``turns:N`` or a bare ``N``: every N turns; ``5m``/``90s``: every
-    5 minutes / 90 seconds of wall time (checked at turn boundaries). Checkpoints are kept
-    after the eval completes only when Inspect's retention says so (default: deleted).
-    """
-    if checkpoint is None or checkpoint is False:
-        return None
-    text = str(checkpoint).strip().lower()
-    if text in ("off", "none", "false", "0", ""):
-        return None
-    if text in ("on", "true", "turns"):
-        return CheckpointConfig(trigger=TurnInterval(every=1))
-    turns = re.fullmatch(r"(?:turns:)?(\d+)", text)
-    if turns:
-        return CheckpointConfig(trigger=TurnInterval(every=int(turns.group(1))))
-    timed = re.fullmatch(r"(\d+(?:\.\d+)?)(s|m)", text)
-    if timed:
-        seconds = float(timed.group(1)) * (60 if timed.group(2) == "m" else 1)
-        return CheckpointConfig(trigger=TimeInterval(every=timedelta(seconds=seconds)))
-    raise ValueError(
-        f"checkpoint must be off, turns, turns:N, N, <N>s or <N>m; got {checkpoint!r}"
-    )
 
 
 SAMPLE_CHECKPOINT = CheckpointSampleConfig(sandbox_paths={"default": []})
