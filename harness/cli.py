@@ -633,6 +633,8 @@ def serve(
     max_pending: Annotated[int, typer.Option(
         help="Requests admitted at once (queued or generating); more get 503 with "
              "Retry-After.")] = 64,
+    parallel: Annotated[int, typer.Option(
+        help="Requests decoded together in one llama.cpp batch (1: one at a time).")] = 4,
 ) -> None:
     """Serve a ladder model over an OpenAI-compatible API (tool calls on the wire) until
     Ctrl-C; prints the --model string for Inspect."""
@@ -649,7 +651,7 @@ def serve(
                                prefix_cache_mb)
         rung = ladder.find(model) if model_path is None else None
         server = bind(engine, model, host, port, dict(rung.sampling) if rung else None,
-                      max_pending=max_pending)
+                      max_pending=max_pending, parallel=parallel)
     except (ladder.LadderError, ServeError, FileNotFoundError) as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(1) from exc
