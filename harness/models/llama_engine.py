@@ -84,6 +84,22 @@ class Completion:
     grammar: bool
 
 
+@dataclass
+class Prepared:
+    """A completion request rendered and tokenized, not yet decoded (see
+    :meth:`ChatEngine.prepare`)."""
+
+    prompt: str
+    prefill: str
+    tokens: list[int]
+    grammar: Any
+    kwargs: dict[str, Any]
+    """llama-cpp-python completion kwargs: sampling, ``stop``, clamped ``max_tokens``."""
+    forced: bool
+    early: Completion | None
+    """The answer without decoding (a prompt that fills the window), else None."""
+
+
 def shared_engine(
     path: Path,
     n_ctx: int = DEFAULT_N_CTX,
@@ -271,6 +287,48 @@ class ChatEngine:
             return self.template.render(messages, tools)
         return self.template.render(fallback_messages(messages, tools))
 
+    def prepare(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        forced: list[dict[str, Any]],
+        sampling: dict[str, Any],
+        use_grammar: bool = True,
+    ) -> Prepared:
+        """Everything a completion needs before it touches the context: the rendered prompt
+        (with the ``<tool_call>`` prefill when a tool is forced), its tokens, the grammar and
+        the llama-cpp-python sampling kwargs with the template's stop strings added and
+        ``max_tokens`` clamped to the room left in the window. Shared by :meth:`complete`
+        and the batched decoder (:mod:`harness.models.batch_decode`), so both decode the
+        same tokens under the same settings."""
+        prompt = self.prompt(messages, tools)
+        prefill = ""
+        grammar = None
+        if forced:
+            prefill = OPEN_TAG + ("\n" if self.native_tools else "")
+            grammar = self._grammar(forced) if use_grammar else None
+        prompt += prefill
+        stops = list(sampling.get("stop") or []) + self.template.stops()
+        stops += [CLOSE_TAG] if forced else []
+        kwargs = {**sampling, "stop": list(dict.fromkeys(stops))}
+        tokens = self.prompt_tokens(prompt)
+        room = self.window() - len(tokens)
+        early = None
+        if room <= 0:
+            early = Completion(prefill, prompt, len(tokens), 0, 0, "model_length", False)
+        else:
+            kwargs["max_tokens"] = min(int(kwargs.get("max_tokens") or room), room)
+        return Prepared(prompt, prefill, tokens, grammar, kwargs, bool(forced), early)
+
+    def finish(self, prepared: Prepared, text: str, prompt_tokens: int,
+               completion_tokens: int, cached: int, finish_reason: str | None) -> Completion:
+        """The :class:`Completion` of a decoded reply (prefill and closing tag restored)."""
+        text = prepared.prefill + text
+        if prepared.forced:
+            text += ("\n" if self.native_tools else "") + CLOSE_TAG
+        return Completion(text, prepared.prompt, prompt_tokens, completion_tokens, cached,
+                          finish_reason, prepared.grammar is not None)
+
     def complete(
         self,
         messages: list[dict[str, Any]],
@@ -284,34 +342,20 @@ class ChatEngine:
         ``sampling`` holds llama-cpp-python completion kwargs (``max_tokens``, ``stop``,
         ``temperature``, ``seed``...); the template's own stop strings are added here.
         """
-        prompt = self.prompt(messages, tools)
-        prefill = ""
-        grammar = None
-        if forced:
-            prefill = OPEN_TAG + ("\n" if self.native_tools else "")
-            grammar = self._grammar(forced) if use_grammar else None
-        prompt += prefill
-        stops = list(sampling.get("stop") or []) + self.template.stops()
-        stops += [CLOSE_TAG] if forced else []
-        kwargs = {**sampling, "stop": list(dict.fromkeys(stops))}
-        tokens = self.prompt_tokens(prompt)
-        room = self.window() - len(tokens)
-        if room <= 0:
-            return Completion(prefill, prompt, len(tokens), 0, 0, "model_length", False)
-        kwargs["max_tokens"] = min(int(kwargs.get("max_tokens") or room), room)
+        prepared = self.prepare(messages, tools, forced, sampling, use_grammar)
+        if prepared.early is not None:
+            return prepared.early
+        tokens = prepared.tokens
         with self.lock:
             cached = self._prefill(tokens)
             # llama.cpp now holds tokens[:-1]: the completion evaluates the last one alone
             result: dict[str, Any] = self.llama.create_completion(
-                tokens, grammar=grammar, **kwargs
+                tokens, grammar=prepared.grammar, **prepared.kwargs
             )
         usage = result["usage"]
-        prompt_tokens = int(usage["prompt_tokens"])
-        text = prefill + result["choices"][0]["text"]
-        if forced:
-            text += ("\n" if self.native_tools else "") + CLOSE_TAG
-        return Completion(text, prompt, prompt_tokens, int(usage["completion_tokens"]), cached,
-                          result["choices"][0].get("finish_reason"), grammar is not None)
+        return self.finish(prepared, result["choices"][0]["text"], int(usage["prompt_tokens"]),
+                           int(usage["completion_tokens"]), cached,
+                           result["choices"][0].get("finish_reason"))
 
     def _grammar(self, forced: list[dict[str, Any]]) -> Any:
         from llama_cpp import LlamaGrammar
