@@ -25,6 +25,12 @@ prints one JSON object:
 Counting: the base constraints are one instance per trip each (every day checked by
 the one instance), so ``n_constraints`` counts requirements, not days.
 
+With the family (the default; ``--no-family`` skips it): ``family`` (each member's
+feasibility, micro, TravelPlanner rates, logistic fit of feasibility) and
+``difficulty_fit`` (:func:`difficulty_fit`: graded responses, the share of global / all
+constraints passed, fitted on constraint count and trip length per member and pooled,
+with the tested difference of the two effects).
+
 The CLI adds ``fact_modalities``: the Webscape site's per-fact modality counts (text,
 layout, image, and by medium; :func:`fact_modalities`).
 
@@ -57,7 +63,7 @@ from environments.worldtravel.analysis import (
 from environments.worldtravel.checker import check_plan
 from environments.worldtravel.model import World
 from environments.worldtravel.planners import PLANNERS
-from environments.worldtravel.scenario import Scenario
+from environments.worldtravel.scenario import GLOBAL_KINDS, Scenario
 from environments.worldtravel.store import read_scenarios, read_world
 
 Section = Callable[[World, list[Scenario]], Any]
@@ -171,8 +177,9 @@ def _world_at(data: str | None) -> World:
     return read_world(Path(data) if data else None)
 
 
-Outcome = tuple[bool, float, PlanCounts]
-"""One member on one scenario: feasible, micro pass share, TravelPlanner counts."""
+Outcome = tuple[bool, float, PlanCounts, tuple[int, int]]
+"""One member on one scenario: feasible, micro pass share, TravelPlanner counts, and
+(global constraints passed, global constraints) for the graded response."""
 
 
 def _family_one(args: tuple[str | None, dict[str, Any]]) -> dict[str, Outcome]:
@@ -182,8 +189,10 @@ def _family_one(args: tuple[str | None, dict[str, Any]]) -> dict[str, Outcome]:
     out = {}
     for name, planner in PLANNERS.items():
         report = check_plan(world, sc, planner(world, sc))
+        globals_ = [bool(r["passed"]) for r in report["results"] if r["kind"] in GLOBAL_KINDS]
         out[name] = (bool(report["feasible"]), report["passed"] / max(1, report["total"]),
-                     plan_counts(report["delivered"], report["results"]))
+                     plan_counts(report["delivered"], report["results"]),
+                     (sum(globals_), len(globals_)))
     return out
 
 
@@ -226,13 +235,13 @@ def family_summary(
     days = [str(s.days) for s in scenarios]
     out: dict[str, Any] = {}
     for name, rows in results.items():
-        feasible = [f for f, _, _ in rows]
+        feasible = [f for f, *_ in rows]
         out[name] = {
             "feasible": _share(feasible),
             "n_feasible": sum(feasible),
-            "micro": round(float(np.mean([m for _, m, _ in rows])), 4) if rows else 0.0,
+            "micro": round(float(np.mean([m for _, m, *_ in rows])), 4) if rows else 0.0,
             "travelplanner": {k: round(v, 4) for k, v in
-                              travelplanner_rates([c for _, _, c in rows]).items()},
+                              travelplanner_rates([c for _, _, c, _ in rows]).items()},
             "by_bucket": _grouped(buckets, feasible, _buckets()),
             "by_days": _grouped(days, feasible, sorted(set(days))),
             "fit": None if fit is None else _rounded(fit(
@@ -242,6 +251,103 @@ def family_summary(
             )),
         }
     return out
+
+
+GradedFit = Callable[..., dict[str, Any]]
+"""A fit of a share in [0, 1] on named predictors, with ``cluster``, ``groups`` and
+``compare`` keywords (the CLI hands in :func:`harness.stats.fractional_logit_effects`)."""
+
+RESPONSES: dict[str, str] = {
+    "global": "share of the scenario's global constraints (GLOBAL_KINDS) the plan passes",
+    "all": "share of all the scenario's constraints the plan passes (per-sample micro)",
+}
+"""The graded responses of :func:`difficulty_fit`; ``global`` is the primary one (fixed
+before any fit was seen): the exact shortcuts pass every non-global constraint, so the
+all-constraint share adds a count-driven ceiling (``1 - failed / n``) to it."""
+
+
+def graded_responses(rows: list[Outcome]) -> dict[str, list[float]]:
+    """Per scenario, each graded response of one member's outcomes (:data:`RESPONSES`)."""
+    return {
+        "global": [g / t if t else 1.0 for *_, (g, t) in rows],
+        "all": [m for _, m, *_ in rows],
+    }
+
+
+def _verdict(fit: dict[str, Any]) -> dict[str, Any]:
+    """Which predictor moves the share more, from the tested magnitude difference: the
+    larger one only when the difference's interval excludes 0, and its direction only
+    when its own interval excludes 0. ``count_larger``: the acceptance reading (the count
+    lowers the share, by more than the length moves it)."""
+    cmp, eff = fit.get("compare") or {}, fit["effects"]
+    if cmp.get("low") is None:
+        return {"larger": None, "direction": None, "count_larger": None}
+    larger = "count" if cmp["low"] > 0 else "days" if cmp["high"] < 0 else "neither"
+    direction = None
+    if larger != "neither":
+        e = eff[larger]
+        direction = "lowers" if e["high"] < 0 else "raises" if e["low"] > 0 else "unclear"
+    return {"larger": larger, "direction": direction,
+            "count_larger": larger == "count" and direction == "lowers"}
+
+
+def _graded_row(fit: dict[str, Any], shares: list[float]) -> dict[str, Any]:
+    eff = {k: None if v["coef"] is None else {m: round(x, 4) if m != "p" else float(f"{x:.3g}")
+                                              for m, x in v.items() if x is not None}
+           for k, v in fit["effects"].items()}
+    cmp = fit.get("compare") or {}
+    return {
+        "mean": round(float(np.mean(shares)), 4) if shares else None,
+        "at_floor": sum(x == 0 for x in shares),
+        "at_ceiling": sum(x == 1 for x in shares),
+        "count": eff.get("count"),
+        "days": eff.get("days"),
+        "difference": None if cmp.get("difference") is None else {
+            k: round(cmp[k], 4) if k != "p" else float(f"{cmp[k]:.3g}")
+            for k in ("difference", "se", "low", "high", "p")},
+        **_verdict(fit),
+    }
+
+
+def difficulty_fit(
+    scenarios: list[Scenario], results: dict[str, list[Outcome]], fit: GradedFit
+) -> dict[str, Any]:
+    """Does a graded response follow the constraint count more than the trip length?
+
+    Feasibility is at 0 for every member on the shipped set, so it cannot answer; the
+    shares of :data:`RESPONSES` can. Per member and pooled over the family (one intercept
+    per member, intervals clustered by scenario since the members answer the same ones):
+    ``fit`` (a fractional logit) of each share on the z-scored constraint count and trip
+    length, both coefficients with intervals, and the tested difference of their
+    magnitudes (``difference``: ``|count| - |days|``, positive when the count moves the
+    share more), read into ``larger`` / ``direction`` / ``count_larger``."""
+    count = [float(s.n_constraints) for s in scenarios]
+    days = [float(s.days) for s in scenarios]
+    members: dict[str, Any] = {}
+    pooled_y: dict[str, list[float]] = {k: [] for k in RESPONSES}
+    for name, rows in results.items():
+        shares = graded_responses(rows)
+        members[name] = {}
+        for key in RESPONSES:
+            pooled_y[key] += shares[key]
+            one = fit(shares[key], {"count": count, "days": days}, compare=("count", "days"))
+            members[name][key] = _graded_row(one, shares[key])
+    k = len(results)
+    pooled = {}
+    for key in RESPONSES:
+        one = fit(pooled_y[key], {"count": count * k, "days": days * k},
+                  cluster=[s.id for s in scenarios] * k,
+                  groups=[name for name in results for _ in scenarios], compare=("count", "days"))
+        pooled[key] = _graded_row(one, pooled_y[key])
+    return {
+        "responses": RESPONSES,
+        "primary": "global",
+        "model": "fractional logit (Papke-Wooldridge), z-scored predictors, sandwich 95% "
+                 "intervals; pooled: one intercept per member, clustered by scenario",
+        "scenarios": len(scenarios),
+        "members": members,
+        "pooled": pooled,
+    }
 
 
 def _rounded(fit: dict[str, dict[str, float | None]]) -> dict[str, dict[str, float | None]]:
@@ -364,10 +470,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip running the planner family (seconds instead of minutes)")
     parser.add_argument("--plot", type=Path, default=None,
                         help="write the family's horizon plot (PNG) here")
+    parser.add_argument("--plot-graded", type=Path, default=None,
+                        help="write the family's graded horizon plot (PNG) here")
     args = parser.parse_args(argv)
     # the CLI shell hands the suite's one statistics module to the summaries (statistics
     # live in harness.stats; the domain functions above take any fitter)
-    from harness.stats import logistic_effects
+    from harness.stats import fractional_logit_effects, logistic_effects
 
     scenarios = read_scenarios(args.data)
     sections: dict[str, Section] = {"fact_modalities": fact_modalities}
@@ -375,12 +483,18 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_family:
         results = family_results(scenarios, args.data, args.jobs)
         sections["family"] = lambda w, s: family_summary(s, results or {}, logistic_effects)
+        sections["difficulty_fit"] = lambda w, s: difficulty_fit(
+            s, results or {}, fractional_logit_effects)
     stats = summarize(read_world(args.data), scenarios, sections=sections,
                       fit=logistic_effects)
     if args.plot is not None:
         from environments.worldtravel.horizon_plot import plot_family
 
         plot_family(scenarios, results, args.plot)
+    if args.plot_graded is not None and results is not None:
+        from environments.worldtravel.horizon_plot import plot_graded
+
+        plot_graded(scenarios, results, args.plot_graded)
     print(json.dumps(stats, indent=1 if not args.json else None))
     return 0
 

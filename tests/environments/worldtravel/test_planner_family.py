@@ -190,3 +190,18 @@ def test_family_section_of_stats(scenarios: tuple[Scenario, ...]) -> None:
         assert row["travelplanner"]["delivery_rate"] == 1.0
         assert row["travelplanner"]["final_pass"] == 0.0
         assert {"count", "days"} == set(row["fit"])
+    # the graded response (difficulty_fit) on the same real plans: global constraints
+    # counted from the scenario, and off the floor (feasibility is at 0 here)
+    from environments.worldtravel.stats import difficulty_fit
+    from harness.stats import fractional_logit_effects
+
+    graded = difficulty_fit(subset, results, fractional_logit_effects)
+    assert set(graded["members"]) == set(PLANNERS)
+    for name, rows in results.items():
+        for s, (_, micro, _, (passed, total)) in zip(subset, rows, strict=True):
+            assert total == s.n_global and 0 <= passed <= total
+            if name.startswith("shortcut"):  # exact on every non-global constraint
+                assert round(micro * s.n_constraints) == s.n_constraints - total + passed
+        row = graded["members"][name]["global"]
+        assert 0 < row["mean"] < 1 and row["at_ceiling"] < len(subset)
+    assert graded["pooled"]["global"]["count"] is not None
