@@ -38,7 +38,7 @@ die() { echo "gpu.sh ($STUDY): $*" >&2; exit 2; }
 [ -x "$PY" ] || command -v "$PY" >/dev/null || die "no Python at PYTHON=$PY (the project's venv)"
 export HF_HUB_OFFLINE=1
 if [ "${SMOKE:-0}" = 1 ]; then
-  OUT="${OUT:-$(mktemp -d -t scd-gpu-smoke-XXXXXX)/ttft.json}"
+  OUT="${OUT:-$(mktemp -d -t scd-gpu-smoke-XXXXXX)/logs/smoke/ttft.json}"
   ARGS=(--device cpu --dtype float32 --tokens 256 --ranks 16 --repeats 2)
 else
   for var in PRODUCER CONSUMER; do

@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             runs = [measure(producer, consumer, ids, rank, args.patch, args.bandwidth_gbps,
                             args.device) for _ in range(args.repeats)]
             mean = {k: sum(r[k] for r in runs) / len(runs) for k in runs[0]}
-            ci = mean_ci([r["speedup"] for r in runs])
+            ci = mean_ci([r["speedup"] for r in runs], bounds=(0.0, float("inf")))
             rows.append({"prompt_tokens": int(ids.shape[1]), "rank": rank_text,
                          "patch": args.patch, "repeats": args.repeats,
                          **{k: round(v, 3) for k, v in mean.items()},

@@ -4,7 +4,8 @@
 # preserving accuracy on long-context tasks"; the study tests it as xkv_g5 (one SVD per group
 # of 5 layers) vs per-layer SVD at the same byte ratio, on passkey_match. The CPU study
 # (../study.yaml) ran it on the 0.5B rung with ~182-token prompts; this runs the same methods
-# at ratio 8 on a 7B-class model with ~3.6k-token prompts (n_filler 400), 100 items a cell.
+# at ratio 8 on a 7B-class model with ~2k-token prompts (n_filler 400: 1,973 tokens before
+# the chat template with Qwen2.5's tokenizer, against 149 at the study's 20), 100 items a cell.
 #
 #   MODEL=/path/to/Qwen2.5-7B-Instruct bash methods/studies/kv_xkv_qwen/gpu/gpu.sh
 #   SMOKE=1 bash methods/studies/kv_xkv_qwen/gpu/gpu.sh     # CPU, SmolLM2-135M, 2 items
@@ -16,8 +17,8 @@
 # rows); the GPU machine has no network, so the weights must be on it or in the carried
 # tree. Each missing requirement stops the script with one line on stderr and exit code 2.
 # Runtime on one H100: not measured yet (no GPU was lent when it was written); estimated
-# 5-10 minutes (300 item-cells, each a ~3.6k-token bf16 prefill, float64 SVDs of 5-layer
-# groups and <= 16 greedy tokens). Resumable: rerun with the same LOGS and finished cells
+# 5-10 minutes (300 item-cells, each a ~2k-token bf16 prefill, float64 SVDs of 5-layer
+# groups and <= 16 greedy tokens; N=50 halves it). Resumable: rerun with the same LOGS and finished cells
 # are skipped.
 #
 # Writes: the run's logs to methods/studies/kv_xkv_qwen/logs/gpu_7b/ (a run declared in
@@ -50,7 +51,7 @@ else
   LOGS="${LOGS:-$STUDY/logs/gpu_7b}" REPORT="${REPORT:-$STUDY/gpu/report}"
   MODEL_NAME=whitebox/gpu-7b DEVICE=cuda
   MODEL_ARGS="{\"model_path\": \"$MODEL\", \"device\": \"cuda\", \"dtype\": \"bfloat16\"}"
-  TASK_ARGS='{"n": 100, "n_filler": 400}'
+  TASK_ARGS="{\"n\": ${N:-100}, \"n_filler\": 400}"
 fi
 "$PY" -c 'import harness.cli, inspect_ai, transformers' 2>/dev/null \
   || die "$PY lacks the project (harness, inspect_ai, transformers): install it there"

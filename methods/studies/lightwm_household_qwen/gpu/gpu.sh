@@ -21,7 +21,7 @@
 # network: weights on it or in the carried tree. Each missing requirement stops the script
 # with one line on stderr and exit code 2. Runtime on one H100: not measured yet (no GPU was
 # lent when it was written); estimated 5-10 minutes after the server is up (200 episodes of
-# <= 9 short calls; vLLM batches Inspect's concurrent requests). Resumable: rerun with the
+# <= 9 short calls; vLLM batches Inspect's concurrent requests; N sets the episodes). Resumable: rerun with the
 # same LOGS and finished cells are skipped.
 #
 # Writes: logs to methods/studies/lightwm_household_qwen/logs/gpu_vllm/ (a run declared in
@@ -52,7 +52,7 @@ else
   VPY="${VLLM_PYTHON:-$PY}"
   "$VPY" -c 'import vllm' 2>/dev/null || die "vllm is not importable by $VPY (set VLLM_PYTHON)"
   LOGS="${LOGS:-$STUDY/logs/gpu_vllm}" REPORT="${REPORT:-$STUDY/gpu/report}"
-  SERVED=lightwm-gpu TASK_ARGS='{"n": 50}'
+  SERVED=lightwm-gpu TASK_ARGS="{\"n\": ${N:-50}}"
 fi
 "$PY" -c 'import harness.cli, inspect_ai, openai' 2>/dev/null \
   || die "$PY lacks the project (harness, inspect_ai, openai): install it there"

@@ -4,8 +4,9 @@
 # module for precise matching with an attention-based prompt encoder", "consistently improves
 # key metrics" over retrieval-based editing, single and batch; the study tests it as medrek
 # vs retrieval on medversa_scorer/efficacy. The CPU study (../study.yaml) ran the 0.5B rung;
-# this runs the same design (editor none/ike/retrieval/medrek x protocol single/batch x batch
-# size 10/50/100, the same 100 scored test records, seed 0, fluency off) on a 7B-class model
+# this runs the same design (editor none/ike/retrieval/medrek x protocol single/batch, batch
+# sizes 10 and 100 of the study's 10/50/100 to fit one 10-minute device command; the same 100
+# scored test records, N overrides; seed 0, fluency off) on a 7B-class model
 # through the white-box backend on the GPU. Retrieval and MedREK train on the released train
 # split beside DATA (train.json, 3,000 records) when it is there (the task's train=auto).
 #
@@ -21,8 +22,8 @@
 # ../shared/reference-data/medversa/test.json, which does not travel with the repository to
 # the GPU machine: copy it and train.json into the carried tree and point DATA there). Each
 # missing requirement stops the script with one line on stderr and exit code 2. Runtime on
-# one H100: not measured yet (no GPU was lent when it was written); estimated 10-20 minutes
-# (MedREK's and the retriever's training on 3,000 records, then 24 cells of 100 records).
+# one H100: not measured yet (no GPU was lent when it was written); estimated 5-10 minutes
+# (MedREK's and the retriever's training on 3,000 records, then 16 cells of 100 records).
 # Resumable: rerun with the same LOGS and finished cells are skipped.
 #
 # Writes: logs to methods/studies/medversa_editors/logs/gpu_7b/ (a run declared in
@@ -42,7 +43,6 @@ die() { echo "gpu.sh ($STUDY): $*" >&2; exit 2; }
 [ -x "$PY" ] || command -v "$PY" >/dev/null || die "no Python at PYTHON=$PY (the project's venv)"
 export HF_HUB_OFFLINE=1 INSPECT_DISPLAY=plain
 DATA="${DATA:-../shared/reference-data/medversa/test.json}"
-[ -f "$DATA" ] || die "DATA=$DATA is not a file (the MedVersa test split)"
 if [ "${SMOKE:-0}" = 1 ]; then
   TMP="$(mktemp -d -t medrek-gpu-smoke-XXXXXX)"
   LOGS="${LOGS:-$TMP/logs/smoke}" REPORT="${REPORT:-$TMP/report}"
@@ -57,8 +57,9 @@ else
   LOGS="${LOGS:-$STUDY/logs/gpu_7b}" REPORT="${REPORT:-$STUDY/gpu/report}"
   MODEL_NAME=whitebox/gpu-7b DEVICE=cuda
   MODEL_ARGS="{\"model_path\": \"$MODEL\", \"device\": \"cuda\", \"dtype\": \"bfloat16\"}"
-  TASK_ARGS="{\"data\": \"$DATA\"}" KEEP='{}'
+  TASK_ARGS="{\"n\": ${N:-100}, \"data\": \"$DATA\"}" KEEP='{"batch_size": [10, 100]}'
 fi
+[ -f "$DATA" ] || die "DATA=$DATA is not a file (the MedVersa test split)"
 "$PY" -c 'import harness.cli, inspect_ai, transformers' 2>/dev/null \
   || die "$PY lacks the project (harness, inspect_ai, transformers): install it there"
 "$PY" -c 'from harness.models.minilm import minilm_dir; minilm_dir()' 2>/dev/null \
