@@ -7,8 +7,10 @@
 # this runs the same design (editor none/ike/retrieval/medrek x protocol single/batch, batch
 # sizes 10 and 100 of the study's 10/50/100 to fit one 10-minute device command; the same 100
 # scored test records, N overrides; seed 0, fluency off) on a 7B-class model
-# through the white-box backend on the GPU. Retrieval and MedREK train on the released train
-# split beside DATA (train.json, 3,000 records) when it is there (the task's train=auto).
+# through the white-box backend on the GPU. Retrieval and MedREK train on the study's seeded
+# split of DATA (train=split: 20% of the records, never evaluated); the task's train=auto
+# would take the released train.json beside DATA, which shares queries with test records
+# (the task refuses: "eval record 4495 shares a query with the train split").
 #
 #   MODEL=/path/to/a-7B-medical-model bash methods/studies/medversa_editors/gpu/gpu.sh
 #   SMOKE=1 bash methods/studies/medversa_editors/gpu/gpu.sh
@@ -20,10 +22,10 @@
 # Face folder of a 7B-class causal LM (a medical one such as BioMistral-7B or Meditron-7B,
 # or Qwen2.5-7B-Instruct as a general baseline); DATA = the MedVersa test file (default
 # ../shared/reference-data/medversa/test.json, which does not travel with the repository to
-# the GPU machine: copy it and train.json into the carried tree and point DATA there). Each
+# the GPU machine: copy it into the carried tree and point DATA there). Each
 # missing requirement stops the script with one line on stderr and exit code 2. Runtime on
 # one H100: not measured yet (no GPU was lent when it was written); estimated 5-10 minutes
-# (MedREK's and the retriever's training on 3,000 records, then 16 cells of 100 records).
+# (MedREK's and the retriever's training on 200 records, then 16 cells of 100 records).
 # Resumable: rerun with the same LOGS and finished cells are skipped.
 #
 # Writes: logs to methods/studies/medversa_editors/logs/gpu_7b/ (a run declared in
@@ -47,7 +49,7 @@ if [ "${SMOKE:-0}" = 1 ]; then
   TMP="$(mktemp -d -t medrek-gpu-smoke-XXXXXX)"
   LOGS="${LOGS:-$TMP/logs/smoke}" REPORT="${REPORT:-$TMP/report}"
   MODEL_NAME=whitebox/smollm2-135m MODEL_ARGS='{"device": "cpu"}' DEVICE=cpu
-  TASK_ARGS="{\"n\": 10, \"n_train\": 50, \"data\": \"$DATA\"}"
+  TASK_ARGS="{\"n\": 10, \"n_train\": 50, \"train\": \"split\", \"data\": \"$DATA\"}"
   KEEP='{"editor": ["none", "retrieval", "medrek"], "protocol": ["single"], "batch_size": [10]}'
 else
   [ -n "${MODEL:-}" ] || die "set MODEL to a local Hugging Face folder of the 7B model"
@@ -57,7 +59,7 @@ else
   LOGS="${LOGS:-$STUDY/logs/gpu_7b}" REPORT="${REPORT:-$STUDY/gpu/report}"
   MODEL_NAME=whitebox/gpu-7b DEVICE=cuda
   MODEL_ARGS="{\"model_path\": \"$MODEL\", \"device\": \"cuda\", \"dtype\": \"bfloat16\"}"
-  TASK_ARGS="{\"n\": ${N:-100}, \"data\": \"$DATA\"}" KEEP='{"batch_size": [10, 100]}'
+  TASK_ARGS="{\"n\": ${N:-100}, \"train\": \"split\", \"data\": \"$DATA\"}" KEEP='{"batch_size": [10, 100]}'
 fi
 [ -f "$DATA" ] || die "DATA=$DATA is not a file (the MedVersa test split)"
 "$PY" -c 'import harness.cli, inspect_ai, transformers' 2>/dev/null \
