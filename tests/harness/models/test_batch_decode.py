@@ -52,9 +52,10 @@ def decoder(engine: ChatEngine) -> Iterator[Any]:
     made.close()
 
 
-def _together(decoder: Any, jobs: list[tuple[list[dict[str, Any]], list[dict[str, Any]],
-                                              list[dict[str, Any]], dict[str, Any]]]
-              ) -> list[Completion]:
+Job = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]
+
+
+def _together(decoder: Any, jobs: list[Job]) -> list[Completion]:
     """Submit every job from its own thread at once, so they share decode steps."""
     results: list[Completion | None] = [None] * len(jobs)
     barrier = threading.Barrier(len(jobs))
@@ -76,7 +77,7 @@ def _together(decoder: Any, jobs: list[tuple[list[dict[str, Any]], list[dict[str
 def test_batched_replies_equal_alone_and_sequential(engine: ChatEngine, decoder: Any) -> None:
     """Greedy and seeded-sampled replies are the same decoded alone by the engine, alone by
     the decoder, and four at a time in one batch (SmolLM2-135M Q4_1, 2 threads)."""
-    jobs = [(_chat(p), [], [], dict(GREEDY)) for p in PROMPTS] + [
+    jobs: list[Job] = [(_chat(p), [], [], dict(GREEDY)) for p in PROMPTS] + [
         (_chat(PROMPTS[1]), [], [], dict(SAMPLED))]
     sequential = [engine.worker.submit(engine.complete, *job).result() for job in jobs]
     alone = [decoder.complete(*job) for job in jobs]
@@ -96,7 +97,7 @@ def test_batched_replies_equal_alone_and_sequential(engine: ChatEngine, decoder:
 def test_each_sequence_keeps_its_own_settings(decoder: Any) -> None:
     """In one batch: a stop string ends one reply, a small max_tokens another, a forced
     tool call decodes under its grammar into valid arguments, other seeds differ."""
-    jobs = [
+    jobs: list[Job] = [
         (_chat(PROMPTS[0]), [], [], {**GREEDY, "max_tokens": 3}),
         (_chat(PROMPTS[1]), [], [], {**GREEDY, "stop": [" "]}),
         (_chat("What is 2 + 3?"), [ADD], [ADD], {**GREEDY, "max_tokens": 40}),
@@ -121,7 +122,7 @@ def test_a_follow_up_reuses_its_prefix_in_the_batch(decoder: Any) -> None:
     done = decoder.complete(first, [], [], dict(GREEDY))
     follow = [*first, {"role": "assistant", "content": done.text},
               {"role": "user", "content": "And one more?"}]
-    jobs = [(follow, [], [], dict(GREEDY)), (_chat(PROMPTS[0]), [], [], dict(GREEDY))]
+    jobs: list[Job] = [(follow, [], [], dict(GREEDY)), (_chat(PROMPTS[0]), [], [], dict(GREEDY))]
     again, _ = _together(decoder, jobs)
     assert again.cached_tokens >= BLOCK and again.cached_tokens % BLOCK == 0
     from harness.models.batch_decode import BatchDecoder
