@@ -16,6 +16,8 @@ the offline base image, or a real dataset file when its images can be pulled.
     inspect eval benchmarks/formulacode --model none --solver benchmarks/formulacode/agents.py@noop
     inspect eval benchmarks/formulacode --model embedded/smollm2-135m -T rounds=3
     inspect eval benchmarks/formulacode -T dataset=PATH.parquet --model openai/...   # real tasks
+    inspect eval benchmarks/formulacode -T checkpoint=turns --model <local model>  # then, if
+    inspect eval-retry <log>       # it dies mid-episode: each sample resumes at its last turn
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import bash, python, text_editor
 from inspect_ai.util import SandboxEnvironmentSpec, sandbox
 
+from benchmarks.formulacode.checkpoint import (
+    SAMPLE_CHECKPOINT,
+    restore_workspace,
+    save_workspace,
+)
 from benchmarks.formulacode.prompts import render
 from benchmarks.formulacode.scorer import formulacode_scorer, install_runtime
 from environments.formulacode.images import (
@@ -43,6 +50,7 @@ from environments.formulacode.images import (
 )
 from environments.formulacode.pack import BASE_REF
 from environments.formulacode.records import TaskRecord, load_records
+from harness.checkpoint_option import checkpoint_config
 from harness.plugins.benchmark import benchmark
 from harness.tool_validity import tool_call_validity
 
@@ -55,13 +63,18 @@ DEFAULT_SAMPLE_BUDGET = 1.0  # seconds per workload per round for CV-targeted re
 DEFAULT_TIME_LIMIT = 6 * 3600  # the Harbor adapter's agent budget (spec §4)
 DEFAULT_CPUS = 2.0
 DEFAULT_MEMORY = "4g"
+DEFAULT_CHECKPOINT = "off"
+"""Off unless asked: each checkpoint costs a git diff in the sandbox plus a host restic
+backup, and Inspect needs restic (see README). ``turns`` is for episodes of local models
+that run for minutes or hours."""
 
 
 def record_to_sample(record: TaskRecord) -> Sample:
     """One task record as a sample: rendered instruction, every record field as metadata."""
     meta: dict[str, Any] = {k: v for k, v in record.to_dict().items() if k != "extra"}
     meta.update(record.extra)
-    return Sample(id=record.task_id, input=render(record.final_md), metadata=meta)
+    return Sample(id=record.task_id, input=render(record.final_md), metadata=meta,
+                  checkpoint=SAMPLE_CHECKPOINT)
 
 
 @solver
@@ -115,6 +128,7 @@ def formulacode(
     time_limit: int = DEFAULT_TIME_LIMIT,
     cpus: float = DEFAULT_CPUS,
     memory: str = DEFAULT_MEMORY,
+    checkpoint: str | int | bool | None = DEFAULT_CHECKPOINT,
 ) -> Task:
     """FormulaCode performance-optimisation tasks scored by measured advantage over the expert.
 
@@ -135,7 +149,12 @@ def formulacode(
         time_limit: Agent wall-clock limit in seconds.
         cpus: CPU limit of the sandbox (pack tasks; compose.yaml carries 2.0).
         memory: Memory limit of the sandbox.
+        checkpoint: Mid-sample checkpoints (Inspect's): ``off`` (default), ``turns``
+            (every agent turn), ``turns:N`` or ``N`` (every N turns), ``<N>s``/``<N>m``
+            (wall time). A killed run resumes each sample at its last checkpoint with
+            ``inspect eval-retry``, its repository edits re-applied (``checkpoint.py``).
     """
+    checkpoint_layer = checkpoint_config(checkpoint)
     records = load_records(dataset)
     if tasks:
         # Inspect splits ``-T tasks=a,b`` into a list; a Python caller may pass "a,b"
@@ -167,6 +186,9 @@ def formulacode(
                 tool_call_validity()],
         sandbox=task_sandbox,
         time_limit=time_limit,
+        checkpoint=checkpoint_layer,
+        on_checkpoint=save_workspace,
+        on_resume=restore_workspace,
         version="2.2.1",
         metadata={"benchmark": "formulacode"},
     )
