@@ -8,6 +8,7 @@ must stay light: each imported module registers its objects with decorators and 
 heavy imports (llama.cpp, torch, docker) until an object is actually used.
 """
 
+from harness.factorial import flow as _flow  # noqa: F401  (task: study_cell, for Flow)
 from harness.models import providers as _providers  # noqa: F401  (model APIs)
 from harness.registry import load_plugins
 from harness.sandbox import bwrap as _bwrap  # noqa: F401  (sandbox: bwrap)

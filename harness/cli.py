@@ -230,6 +230,23 @@ def study_run(
             raise typer.Exit(1)
 
 
+@study_app.command("flow")
+def study_flow(
+    study: Annotated[Path, typer.Argument(help="Study YAML file or study folder.")],
+    out: Annotated[Path, typer.Option("--out", help="Where to write the Flow spec (YAML).")],
+    run: Annotated[str, typer.Option(
+        "--run", help="Which declared run of the study its logs go to.")] = "main",
+    log_dir: Annotated[Path | None, typer.Option(
+        help="Log dir (default: the study folder's logs/<run>/).")] = None,
+) -> None:
+    """Write the study's cells as an Inspect Flow spec (one task per cell, logging into the
+    run's folder), to run with `flow run OUT` and analyse with `harness study report`."""
+    from harness.factorial.flow import write_flow_spec
+
+    path = write_flow_spec(study, out, run=run, log_dir=log_dir)
+    console.print(f"wrote {path}: run it with `flow run {path}`")
+
+
 @study_app.command("analyze")
 def study_analyze(
     log_dir: Annotated[Path | None, typer.Argument(help="Study log dir.")] = None,
