@@ -66,3 +66,15 @@ def sandbox_tools_archive(arch: str) -> Any | None:
 
     path = _binaries_dir() / _get_executable_name(arch, False, False)  # type: ignore[arg-type]
     return path if path.is_file() else None
+
+
+def max_subprocesses() -> int:
+    """The eval's ``max_subprocesses`` (Inspect's default: the CPUs this process may use).
+
+    Use: the bwrap sandbox runs its execs through its own launcher rather than Inspect's
+    ``subprocess()``, and still throttles them by the same ``subprocesses`` limit, which
+    the public ``concurrency()`` needs as a number. The context variable is private.
+    """
+    from inspect_ai.util._subprocess import max_subprocesses_context_var
+
+    return int(max_subprocesses_context_var.get())
