@@ -34,6 +34,7 @@ else of the suite.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import errno
 import functools
 import logging
@@ -45,6 +46,7 @@ import stat
 import subprocess as sp
 import tempfile
 import threading
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal, overload
@@ -64,13 +66,14 @@ from inspect_ai.util import (
     sandboxenv,
     subprocess,
 )
+from inspect_ai.util import concurrency as inspect_concurrency
 from pydantic import BaseModel
 
 # Relative imports only: this package also ships alone as ``inspect_bwrap`` (see
 # ``pyproject.toml`` beside this file), where no ``harness`` exists.
-from . import cgroups, quota
+from . import cgroups, execs, quota
 from . import tools as sandbox_tools
-from ._inspect_compat import prerequisite_error
+from ._inspect_compat import max_subprocesses, prerequisite_error
 from .admission import admission
 from .cgroups import SampleCgroup
 from .limits import BwrapConfig, load_config
@@ -409,7 +412,12 @@ def _command(
     cwd: str | None = None,
     env: dict[str, str] | None = None,
 ) -> list[str]:
-    """The host argv that runs ``cmd`` in the sandbox: [setpriv] prlimit bwrap ... cmd."""
+    """The host argv that runs ``cmd`` in the sandbox: [setpriv] prlimit bwrap ... cmd.
+
+    Used where a process must be the provider's own child (the tools server, streaming
+    ``exec_remote`` handles, the availability check); ``exec`` and the file helpers go
+    through the launcher instead (:func:`_launch_request`), which does the same steps.
+    """
     tools = _binaries()
     if tools is None:
         raise SandboxUnavailableError("bwrap, prlimit or setpriv is not installed")
@@ -417,8 +425,7 @@ def _command(
     # bwrap's own init (pid 1 inside, readable as /proc/1/environ by the payload) would
     # otherwise keep the host's environment, API keys included: as root, setpriv's
     # --reset-env clears it (leaving TERM and the caller's passwd entry) without an exec of
-    # its own, which matters because each exec in this chain is ~1 ms of every tool call
-    # (tests/perf/test_bwrap_perf.py); otherwise `env -i` leads.
+    # its own; otherwise `env -i` leads.
     argv: list[str] = [] if layout.drop_to_uid else [tools["env"], "-i"]
     if layout.cgroup is not None:
         argv += layout.cgroup.join_argv()  # as root, before anything can fork
@@ -433,7 +440,96 @@ def _command(
         # would cap the user's whole session, not the sandbox, so it is left alone.
         rlimits = [a for a in rlimits if not a.startswith("--nproc=")]
     argv += [tools["prlimit"], *rlimits, "--"]
+    return [*argv, *_bwrap_argv(layout, config, cmd, cwd, env)]
 
+
+def _launch_request(
+    layout: _Layout,
+    config: BwrapConfig,
+    cmd: list[str],
+    cwd: str | None = None,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """What the launcher (:mod:`harness.sandbox.launcher`) needs to run ``cmd`` with the
+    same cgroups, uid and rlimits as :func:`_command`'s chain, and an empty environment
+    for bwrap itself (its init's environ is readable inside)."""
+    limits = config.limits()
+    rlimits = [
+        ["RLIMIT_AS", limits.memory_bytes],
+        ["RLIMIT_FSIZE", limits.file_size_bytes],
+        ["RLIMIT_CPU", limits.cpu_s],
+        ["RLIMIT_NOFILE", limits.open_files],
+        ["RLIMIT_CORE", 0],
+    ]
+    if layout.drop_to_uid:  # as in _command: NPROC binds only the sample's own uid
+        rlimits.append(["RLIMIT_NPROC", limits.pids])
+    group = layout.cgroup
+    return {
+        "argv": _bwrap_argv(layout, config, cmd, cwd, env),
+        "cgroup_files": group.procs_files() if group is not None else [],
+        "ids": [layout.uid, layout.gid] if layout.drop_to_uid else None,
+        "rlimits": rlimits,
+    }
+
+
+def _use_launcher() -> bool:
+    """``INSPECT_BWRAP_LAUNCHER=0`` runs execs through the old ``sh``/``setpriv``/
+    ``prlimit`` chain and Inspect's ``subprocess()`` (to compare, or to rule it out)."""
+    return os.environ.get("INSPECT_BWRAP_LAUNCHER", "1") != "0"
+
+
+async def _run(
+    layout: _Layout,
+    config: BwrapConfig,
+    cmd: list[str],
+    *,
+    input: str | bytes | None = None,
+    cwd: str | None = None,
+    env: dict[str, str] | None = None,
+    timeout: int | None = None,
+    output_limit: int,
+    concurrency: bool = True,
+) -> ExecResult[bytes]:
+    """Run ``cmd`` in the sample and capture its output (bytes), by the launcher or,
+    where it is turned off, by Inspect's ``subprocess()`` over :func:`_command`."""
+    data = input.encode() if isinstance(input, str) else input
+    limit = timeout if timeout is not None else config.timeout_s
+    if not _use_launcher():
+        return await subprocess(
+            _command(layout, config, cmd, cwd, env), text=False, input=data, cwd="/",
+            timeout=limit, output_limit=output_limit, concurrency=concurrency,
+        )  # fmt: skip
+    if _binaries() is None:
+        raise SandboxUnavailableError("bwrap, prlimit or setpriv is not installed")
+    request = _launch_request(layout, config, cmd, cwd, env)
+    async with _throttle(concurrency):
+        code, out, err = await execs.run(request, data, limit, output_limit)
+    return ExecResult(code == 0, code, out, err)
+
+
+@contextlib.asynccontextmanager
+async def _throttle(enabled: bool) -> AsyncIterator[None]:
+    """Inspect's ``subprocesses`` concurrency limit (``max_subprocesses``), which its
+    ``subprocess()`` applies, for execs that ask for it."""
+    if not enabled:
+        yield
+        return
+    async with inspect_concurrency("subprocesses", max_subprocesses(), resizable=True):
+        yield
+
+
+def _bwrap_argv(
+    layout: _Layout,
+    config: BwrapConfig,
+    cmd: list[str],
+    cwd: str | None = None,
+    env: dict[str, str] | None = None,
+) -> list[str]:
+    """bwrap's own argv for ``cmd``: the sample's mounts, namespaces and environment."""
+    tools = _binaries()
+    if tools is None:
+        raise SandboxUnavailableError("bwrap, prlimit or setpriv is not installed")
+    limits = config.limits()
     workdir = SANDBOX_DIR if cwd is None else os.path.join(SANDBOX_DIR, cwd)
     sandbox_env = {
         "PATH": DEFAULT_PATH,
@@ -447,7 +543,7 @@ def _command(
         **(env or {}),
     }
     tmp_size = str(limits.tmp_bytes)
-    argv += [
+    argv = [
         tools["bwrap"],
         "--unshare-all", "--unshare-user", "--disable-userns",
         "--die-with-parent", "--new-session",
@@ -682,14 +778,17 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
     ) -> ExecResult[str]:
         """Run ``cmd`` in a fresh sandbox process tree over this sample's filesystem.
 
-        ``timeout`` (else the config's ``timeout_s``) raises ``TimeoutError`` with the
-        whole tree killed at the limit (the error itself comes after the 2 s grace that
-        Inspect's ``subprocess`` gives a terminated process). ``timeout_retry`` is
-        ignored: a retry of a command that ran out of time would only do so again.
-        Output beyond Inspect's exec limit keeps its trailing part, as Inspect's local
-        sandbox does. A command that is not executable raises ``PermissionError``. When
-        the sample hit its memory or process limit during the exec, stderr ends with a
-        line saying so.
+        The exec's bwrap is started by the launcher (:mod:`harness.sandbox.launcher`),
+        which joins it to the sample's cgroups, drops it to the sample's uid and sets its
+        rlimits in the forked child. ``timeout`` (else the config's ``timeout_s``) raises
+        ``TimeoutError`` once the whole tree has been killed (SIGKILL at the limit, no
+        grace: the sandbox is thrown away anyway); cancellation kills it the same way.
+        ``timeout_retry`` is ignored: a retry of a command that ran out of time would
+        only do so again. ``concurrency`` throttles by Inspect's ``max_subprocesses``, as
+        its ``subprocess()`` does. Output beyond Inspect's exec limit keeps its trailing
+        part, as Inspect's local sandbox does. A command that is not executable raises
+        ``PermissionError``. When the sample hit its memory or process limit during the
+        exec, stderr ends with a line saying so.
         """
         self._check_user(user)
         if not cmd:
@@ -703,16 +802,13 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
                 await anyio.to_thread.run_sync(self._stop_service)
                 return ExecResult(True, 0, "", "")
             await self._ensure_service()
-        argv = _command(layout, self.config, cmd, cwd, env)
         before = self._limit_events()
-        result = await subprocess(
-            argv,
-            input=input,
-            cwd="/",
-            timeout=timeout if timeout is not None else self.config.timeout_s,
-            output_limit=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE,
-            concurrency=concurrency,
-        )
+        raw = await _run(
+            layout, self.config, cmd, input=input, cwd=cwd, env=env, timeout=timeout,
+            output_limit=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE, concurrency=concurrency,
+        )  # fmt: skip
+        result = ExecResult(raw.success, raw.returncode, raw.stdout.decode(errors="replace"),
+                            raw.stderr.decode(errors="replace"))  # fmt: skip
         failure = _execvp_failure(result)
         if failure is not None and "Permission denied" in failure:
             raise PermissionError(f"{cmd[0]}: permission denied (not an executable file?)")
@@ -980,10 +1076,8 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
 
     async def _read_inside(self, path: str) -> bytes:
         limit = SandboxEnvironmentLimits.MAX_READ_FILE_SIZE
-        argv = _command(self.layout, self.config, ["/bin/sh", "-c", _READ_SCRIPT, "sh", path])
-        result = await subprocess(
-            argv, text=False, cwd="/", timeout=self.config.timeout_s, output_limit=limit + 1
-        )
+        result = await _run(self.layout, self.config, ["/bin/sh", "-c", _READ_SCRIPT, "sh", path],
+                            output_limit=limit + 1)  # fmt: skip
         if result.returncode == _RC_ISDIR:
             raise IsADirectoryError(errno.EISDIR, f"{path} is a directory")
         if result.returncode == _RC_NOENT:
@@ -1038,9 +1132,9 @@ class BwrapSandboxEnvironment(SandboxEnvironment):
             f.write(data)
 
     async def _write_inside(self, path: str, data: bytes) -> None:
-        argv = _command(self.layout, self.config, ["/bin/sh", "-c", _WRITE_SCRIPT, "sh", path])
-        result = await subprocess(argv, input=data, cwd="/", timeout=self.config.timeout_s)
+        result = await _run(self.layout, self.config, ["/bin/sh", "-c", _WRITE_SCRIPT, "sh", path],
+                            input=data, output_limit=SandboxEnvironmentLimits.MAX_EXEC_OUTPUT_SIZE)
         if result.returncode == _RC_ISDIR:
             raise IsADirectoryError(errno.EISDIR, f"{path} is a directory")
         if result.returncode != 0:
-            raise _oserror(result.stderr, path)
+            raise _oserror(result.stderr.decode(errors="replace"), path)

@@ -5,10 +5,10 @@ Measure with (on a quiet machine; quote ``uptime``'s load average beside every n
     .venv/bin/pytest tests/perf/test_bwrap_perf.py --benchmark-enable -m perf
 
 - exec of ``true``, median of 50: the provider with its per-sample cgroup and disk quota
-  in place (the cgroup join, ``setpriv --reset-env`` (as root; else ``env -i``) and prlimit
-  ahead of bwrap, the sample's
-  mounts, Inspect's subprocess plumbing), bare ``bwrap ... true``, and ``exec`` on Inspect's
-  docker sandbox (targets: provider <= 20 ms and <= 0.1x docker);
+  in place (its launcher joining the cgroup, dropping the uid and setting rlimits in the
+  forked child ahead of bwrap, the sample's mounts), bare ``bwrap ... true``, and ``exec``
+  on Inspect's docker sandbox (targets: provider <= 20 ms and <= 0.1x docker; <= 1.5x
+  bare in ``test_exec_overhead_side_by_side``);
 - a sample's create + teardown (its filesystem, cgroup and folders), bwrap and docker;
 - how many bwrap samples at a given memory limit this machine holds at once, each with
   all of that memory in use (a probe that counts, then reports; it asserts only that each
@@ -125,12 +125,17 @@ def _bare_argv() -> list[str]:
             "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--", "true"]  # fmt: skip
 
 
-def test_exec_overhead_side_by_side(loop: asyncio.AbstractEventLoop) -> None:
+def test_exec_overhead_side_by_side(
+    loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The issue-52 ratio: provider ``exec(["true"])`` against bare ``bwrap ... true``,
-    interleaved round by round so both see the same load; as root also against the bare
+    interleaved round by round so all see the same load; as root also against the bare
     bwrap run unprivileged as the sample's uid (``setpriv``), which is what the provider's
     bwrap is: an unprivileged bwrap builds its user namespaces itself and costs more than
-    one started as root. Prints the medians, the ratios and the load average."""
+    one started as root. The provider runs both ways: through its launcher (the default)
+    and through the old ``sh``/``setpriv``/``prlimit`` chain under Inspect's
+    ``subprocess()`` (``INSPECT_BWRAP_LAUNCHER=0``). Prints the medians, the ratios and
+    the load average."""
     import statistics
     import time
 
@@ -143,21 +148,19 @@ def test_exec_overhead_side_by_side(loop: asyncio.AbstractEventLoop) -> None:
         floors["bare as sample uid"] = [setpriv, f"--reuid={env.host_uid}",
                                         f"--regid={env.host_uid}", "--clear-groups", "--",
                                         *bare]  # fmt: skip
-    # the provider's own argv run synchronously: the rest of the gap is Inspect's async
-    # subprocess plumbing (event loop, child watcher, stream readers)
-    from harness.sandbox.bwrap import _command
-
-    floors["provider argv, sync"] = _command(env.layout, env.config, ["true"])
-    times: dict[str, list[float]] = {"provider": [], **{name: [] for name in floors}}
+    providers = {"provider": "1", "provider, old chain": "0"}
+    times: dict[str, list[float]] = {name: [] for name in [*providers, *floors]}
     load_before, has_cgroup = _load(), env.cgroup is not None
     try:
         for round_ in range(ROUNDS + 3):
-            started = time.perf_counter()
-            result = loop.run_until_complete(env.exec(["true"]))
-            elapsed = time.perf_counter() - started
-            assert result.success
-            if round_ >= 3:
-                times["provider"].append(elapsed)
+            for name, switch in providers.items():
+                monkeypatch.setenv("INSPECT_BWRAP_LAUNCHER", switch)
+                started = time.perf_counter()
+                result = loop.run_until_complete(env.exec(["true"]))
+                elapsed = time.perf_counter() - started
+                assert result.success
+                if round_ >= 3:
+                    times[name].append(elapsed)
             for name, argv in floors.items():
                 started = time.perf_counter()
                 assert subprocess.run(argv).returncode == 0
@@ -166,11 +169,14 @@ def test_exec_overhead_side_by_side(loop: asyncio.AbstractEventLoop) -> None:
     finally:
         env.cleanup()
     med = {name: statistics.median(values) * 1000 for name, values in times.items()}
-    ratios = ", ".join(f"{med['provider'] / med[name]:.2f}x {name}" for name in floors
-                       if name != "provider argv, sync")
+    ratios = "; ".join(
+        f"{provider} = "
+        + ", ".join(f"{med[provider] / med[floor]:.2f}x {floor}" for floor in floors)
+        for provider in providers
+    )
     print(f"\nexec(['true']) median of {ROUNDS}: "
           + ", ".join(f"{name} {value:.1f} ms" for name, value in med.items())
-          + f"; provider = {ratios}; before: {load_before}; after: {_load()}; "
+          + f"; {ratios}; before: {load_before}; after: {_load()}; "
           f"cgroup={has_cgroup}")  # fmt: skip
     assert all(len(values) == ROUNDS for values in times.values())
 
