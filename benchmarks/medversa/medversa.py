@@ -41,7 +41,13 @@ from benchmarks.medversa.scorer import medversa_scorer
 from benchmarks.medversa.whitebox import WhiteBoxRunner
 from environments.medversa.load import load_dataset, resolve
 from environments.medversa.schema import EditCase
-from environments.medversa.split import Split, check_disjoint, released_train_file, seeded_split
+from environments.medversa.split import (
+    Split,
+    check_disjoint,
+    released_train_file,
+    seeded_split,
+    without_shared_queries,
+)
 from harness.plugins.benchmark import benchmark
 from harness.plugins.editor import Editor, EditTriple, editor_names, is_whitebox, make_editor
 
@@ -94,7 +100,9 @@ def make_split(data: str, train: str = DEFAULT_TRAIN, n_train: int | None = None
     (all evaluated records kept), else a seeded split of the records at hand
     (:func:`environments.medversa.split.seeded_split`, ``n_train`` records or 20%);
     ``"split"``: always the seeded split; any other value: a file or dataset id to train on.
-    The two sides are checked disjoint either way.
+    A train file loses the records that share a query with an evaluated one (the released
+    splits overlap on 37 test records; the count is in the split's ``source``), and the two
+    sides are checked disjoint either way.
     """
     cases = load_dataset(data)
     source = None
@@ -105,12 +113,17 @@ def make_split(data: str, train: str = DEFAULT_TRAIN, n_train: int | None = None
         source = resolve(train)
     if source is None:
         return seeded_split(cases, n_train, seed)
-    train_cases = load_dataset(source)
+    loaded = load_dataset(source)
+    train_cases = list(without_shared_queries(loaded, cases))
+    dropped = len(loaded) - len(train_cases)
     if n_train is not None:
         order = np.random.default_rng(seed).permutation(len(train_cases))[:n_train]
         train_cases = [train_cases[i] for i in sorted(order)]
     check_disjoint(train_cases, cases)
-    return Split(tuple(train_cases), tuple(cases), f"released:{source}")
+    label = f"released:{source}"
+    if dropped:
+        label += f" (less {dropped} records sharing a query with the evaluated ones)"
+    return Split(tuple(train_cases), tuple(cases), label)
 
 
 _RUNNERS: dict[int, tuple[WhiteBoxRunner, threading.Lock]] = {}

@@ -55,6 +55,22 @@ def check_disjoint(train: Sequence[EditCase], evaluated: Sequence[EditCase]) -> 
                              f"{sorted(shared)[0]!r}")
 
 
+def without_shared_queries(train: Sequence[EditCase],
+                           evaluated: Sequence[EditCase]) -> tuple[EditCase, ...]:
+    """The train records that share no id and no query text with an evaluated record.
+
+    Why: the released MedVersa splits are not disjoint by query (37 of the 1,000 test
+    records share a prompt, rephrase or, mostly, a locality query with a train record), so
+    training on ``train.json`` as released would leak those queries into the evaluation.
+    Dropping the train side keeps every evaluated record (the published test set stays
+    whole); the caller records how many went."""
+    seen: set[str] = set()
+    ids = {c.id for c in evaluated}
+    for c in evaluated:
+        seen |= texts(c)
+    return tuple(c for c in train if c.id not in ids and not (texts(c) & seen))
+
+
 def seeded_split(cases: Sequence[EditCase], n_train: int | None = None, seed: int = 0,
                  fraction: float = DEFAULT_TRAIN_FRACTION) -> Split:
     """Stratified by subject: each subject gives its share of ``n_train`` (largest

@@ -14,6 +14,7 @@ from environments.medversa.split import (
     released_train_file,
     seeded_split,
     texts,
+    without_shared_queries,
 )
 
 REPO = Path(__file__).resolve().parents[3]
@@ -61,6 +62,31 @@ def test_overlap_is_an_error_and_a_leaking_train_record_moves_to_eval() -> None:
     check_disjoint(split.train, split.eval)
     with pytest.raises(ValueError, match="n_train"):
         seeded_split(cases, n_train=10)
+
+
+def test_train_records_sharing_a_query_with_the_evaluated_ones_are_dropped() -> None:
+    cases = load_dataset("sample")[:10]
+    leak = replace(cases[1], id="leak", prompt=cases[0].prompt)  # query of an eval record
+    same_id = replace(cases[2], prompt="unrelated")
+    kept = without_shared_queries([leak, same_id, cases[3]], [cases[0], cases[2]])
+    assert [c.id for c in kept] == [cases[3].id]
+    check_disjoint(kept, [cases[0], cases[2]])
+
+
+REAL_TRAIN = REAL_TEST.parent / "train.json"
+
+
+@pytest.mark.skipif(not REAL_TRAIN.is_file(), reason="reference MedVersa train.json not present")
+def test_the_released_train_split_trains_on_the_test_file_without_leaking() -> None:
+    """`train=auto` on the released test.json: the released train.json less the records
+    that share a query with a test record (37 test records share one as released)."""
+    from benchmarks.medversa.medversa import make_split
+
+    split = make_split(str(REAL_TEST))
+    assert len(split.eval) == 1000
+    assert 2900 < len(split.train) < 3000
+    assert "less" in split.source and "released:" in split.source
+    check_disjoint(split.train, split.eval)
 
 
 def test_released_train_file_is_found_only_beside_a_split_file(tmp_path: Path) -> None:
