@@ -47,6 +47,8 @@ PROMPTS = [
     "Tell me about the life cycle of a star.",
 ]
 ROOT = Path(__file__).resolve().parents[2]
+def differing(a: list[str], b: list[str]) -> int:
+    return sum(x != y for x, y in zip(a, b, strict=True))
 
 
 @contextmanager
@@ -141,6 +143,8 @@ def test_concurrent_requests_against_sequential(benchmark: Any, model: str) -> N
     for label, row in rows.items():
         _show(label, row)
     texts = [row.pop("texts") for row in rows.values()]
+    print(f"replies differing from one-at-a-time: batched {differing(texts[0], texts[1])}, "
+          f"parallel 1 {differing(texts[0], texts[2])} of {len(PROMPTS)}")
     assert texts[0] == texts[1] == texts[2]  # batching changes the speed, not the replies
     benchmark.extra_info.update({"model": model, **rows})
     benchmark.pedantic(lambda: None, rounds=1)
@@ -185,6 +189,8 @@ def test_an_eval_with_four_connections_against_one(benchmark: Any, model: str,
         print(f"{label:>20}: {row['wall_s']:.2f} s, {row['output_tokens']} output tokens "
               f"(load avg {row['load_before']:.2f} -> {row['load_after']:.2f})")
     answers = [row.pop("answers") for row in rows.values()]
+    print(f"answers differing between 1 and 4 connections: "
+          f"{differing(answers[0], answers[1])} of {len(answers[0])}")
     assert answers[0] == answers[1]  # same replies whichever the concurrency
     benchmark.extra_info.update({"model": model, **rows})
     benchmark.pedantic(lambda: None, rounds=1)

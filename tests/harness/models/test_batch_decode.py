@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -55,13 +56,15 @@ def decoder(engine: ChatEngine) -> Iterator[Any]:
 Job = tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]
 
 
-def _together(decoder: Any, jobs: list[Job]) -> list[Completion]:
-    """Submit every job from its own thread at once, so they share decode steps."""
+def _together(decoder: Any, jobs: list[Job], stagger_s: float = 0.0) -> list[Completion]:
+    """Submit every job from its own thread at once (or the i-th ``i * stagger_s`` seconds
+    later, so it joins sequences already generating), so they share decode steps."""
     results: list[Completion | None] = [None] * len(jobs)
     barrier = threading.Barrier(len(jobs))
 
     def run(i: int) -> None:
         barrier.wait()
+        time.sleep(i * stagger_s)
         results[i] = decoder.complete(*jobs[i])
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(len(jobs))]
@@ -134,6 +137,36 @@ def test_a_follow_up_reuses_its_prefix_in_the_batch(decoder: Any) -> None:
     finally:
         cold.close()
     assert fresh.cached_tokens == 0 and fresh.text == again.text
+
+
+@pytest.mark.slow
+def test_qwen_replies_do_not_depend_on_the_batch() -> None:
+    """Qwen2.5-Coder-0.5B's prompt KV depends on how its tokens are cut into micro-batches
+    (a prompt mixed into one batch with other sequences' tokens gave other greedy replies);
+    the decoder gives each multi-token prompt chunk a call of its own, so replies decoded
+    alone, four at a time and by the sequential engine are the same."""
+    from harness.models import ladder
+    from harness.models.batch_decode import BatchDecoder
+    from harness.models.ladder import resolve_gguf
+
+    rung = ladder.find("qwen2.5-coder-0.5b")
+    if rung is None or not ladder.status(rung)["ready"]:
+        pytest.skip("qwen2.5-coder-0.5b is not fetched")
+    engine = shared_engine(resolve_gguf("qwen2.5-coder-0.5b"), 2048, 2, prefix_cache_mb=0)
+    prompts = ["Write a short story about a lighthouse keeper.",
+               "Explain how a bicycle gear works, step by step.",
+               "Describe a market in the morning, with its sounds and smells.",
+               "Tell me about the life cycle of a star."]
+    jobs: list[Job] = [(_chat(p), [], [], {**GREEDY, "max_tokens": 40}) for p in prompts]
+    made = BatchDecoder(engine, 4)
+    try:
+        sequential = [engine.worker.submit(engine.complete, *job).result() for job in jobs]
+        batched = _together(made, jobs)
+        joined = _together(made, jobs, stagger_s=0.3)
+    finally:
+        made.close()
+    assert [b.text for b in batched] == [s.text for s in sequential]
+    assert [b.text for b in joined] == [s.text for s in sequential]
 
 
 def test_slot_count_is_bounded(engine: ChatEngine) -> None:
