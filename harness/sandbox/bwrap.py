@@ -12,11 +12,14 @@ namespace's init dies and the kernel kills the rest.
 Limits (``harness.sandbox.limits``) hold per sample where the host allows it: one cgroup
 per sample (:mod:`harness.sandbox.cgroups`) bounds the memory (swap off), tasks and CPU of
 all its processes together, and the OOM killer acts inside it; the sample's filesystem
-bounds its disk. Per-process rlimits set by ``prlimit`` stay as the fallback.
+bounds its disk. Per-process rlimits stay as the fallback.
 ``RLIMIT_NPROC`` does not bind root, so a root host runs each sample as a fresh
-unprivileged host uid (``setpriv``); bwrap then builds an unprivileged user namespace in
+unprivileged host uid; bwrap then builds an unprivileged user namespace in
 which the payload is ``sandbox`` (uid 1000). That uid owning nothing else on the host is
-also what lets cleanup kill by uid.
+also what lets cleanup kill by uid. An exec's bwrap is started by the process-wide
+launcher (:mod:`harness.sandbox.launcher`), which joins the cgroup, drops the uid and sets
+the rlimits in its forked child; the tools server and ``exec_remote`` handles, which must
+be the provider's own children, get the same through ``sh``, ``setpriv`` and ``prlimit``.
 
 Use it with ``Task(..., sandbox="bwrap")`` or ``sandbox=("bwrap", "limits.yaml")``;
 ``bash()`` and ``python()`` work unchanged (``python3`` is the host's system Python), and

@@ -125,6 +125,53 @@ def _bare_argv() -> list[str]:
             "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--", "true"]  # fmt: skip
 
 
+class _OwnGroups:
+    """Moves the calling thread into cgroups of its own and back (cgroup v1, as root).
+
+    Why: the provider's exec runs in the sample's own cpu (and memory, pids) groups,
+    which under load get a CPU share of their own, while a bare bwrap started from the
+    test competes inside the test's group; timing the bare bwrap from groups of its own
+    too ("bare, own cgroup") removes that advantage from the comparison.
+    """
+
+    def __init__(self) -> None:
+        from harness.sandbox import cgroups
+
+        support = cgroups.cgroup_support()
+        self.group = None
+        if support.mode != "v1" or os.geteuid() != 0:
+            return
+        self.group = cgroups.SampleCgroup.create(2**40, 2**20, float(os.cpu_count() or 1),
+                                                 support)  # fmt: skip
+        assert self.group is not None
+        here = {}
+        with open("/proc/thread-self/cgroup") as f:
+            for line in f:
+                _, names, path = line.rstrip("\n").split(":", 2)
+                for name in names.split(","):
+                    here[name] = path
+        self.back = sorted({str(support.roots[c].parent / here[c].lstrip("/") / "tasks")
+                            for c in self.group.paths})  # fmt: skip
+
+    def _write(self, files: list[str]) -> None:
+        for name in files:
+            with open(name, "w") as f:
+                f.write("0")
+
+    def enter(self) -> None:
+        if self.group is not None:
+            self._write(self.group.procs_files())
+
+    def leave(self) -> None:
+        if self.group is not None:
+            self._write(self.back)
+
+    def remove(self) -> None:
+        if self.group is not None:
+            self.leave()
+            self.group.remove()
+
+
 def test_exec_overhead_side_by_side(
     loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -134,8 +181,8 @@ def test_exec_overhead_side_by_side(
     bwrap is: an unprivileged bwrap builds its user namespaces itself and costs more than
     one started as root. The provider runs both ways: through its launcher (the default)
     and through the old ``sh``/``setpriv``/``prlimit`` chain under Inspect's
-    ``subprocess()`` (``INSPECT_BWRAP_LAUNCHER=0``). Prints the medians, the ratios and
-    the load average."""
+    ``subprocess()`` (``INSPECT_BWRAP_LAUNCHER=0``). The bare bwrap also runs from cgroups
+    of its own (see ``_OwnGroups``). Prints the medians, the ratios and the load average."""
     import statistics
     import time
 
@@ -148,6 +195,9 @@ def test_exec_overhead_side_by_side(
         floors["bare as sample uid"] = [setpriv, f"--reuid={env.host_uid}",
                                         f"--regid={env.host_uid}", "--clear-groups", "--",
                                         *bare]  # fmt: skip
+    own = _OwnGroups()
+    if own.group is not None:
+        floors["bare, own cgroup"] = bare
     providers = {"provider": "1", "provider, old chain": "0"}
     times: dict[str, list[float]] = {name: [] for name in [*providers, *floors]}
     load_before, has_cgroup = _load(), env.cgroup is not None
@@ -162,16 +212,26 @@ def test_exec_overhead_side_by_side(
                 if round_ >= 3:
                     times[name].append(elapsed)
             for name, argv in floors.items():
+                if name == "bare, own cgroup":
+                    own.enter()
                 started = time.perf_counter()
                 assert subprocess.run(argv).returncode == 0
                 if round_ >= 3:
                     times[name].append(time.perf_counter() - started)
+                own.leave()
     finally:
+        own.remove()
         env.cleanup()
     med = {name: statistics.median(values) * 1000 for name, values in times.items()}
+    # paired: the median over rounds of each round's own ratio, less moved by load that
+    # drifts during the run than the ratio of the two medians
+    def paired(provider: str, floor: str) -> float:
+        return statistics.median(a / b for a, b in zip(times[provider], times[floor], strict=True))
+
     ratios = "; ".join(
         f"{provider} = "
-        + ", ".join(f"{med[provider] / med[floor]:.2f}x {floor}" for floor in floors)
+        + ", ".join(f"{med[provider] / med[floor]:.2f}x {floor} (paired "
+                    f"{paired(provider, floor):.2f}x)" for floor in floors)  # fmt: skip
         for provider in providers
     )
     print(f"\nexec(['true']) median of {ROUNDS}: "
