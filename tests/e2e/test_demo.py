@@ -10,6 +10,8 @@ from rich.console import Console
 from harness.demo import run_demo
 from harness.results import read_results
 
+pytestmark = pytest.mark.serial  # the whole demo: minutes of both cores (CI runs it alone)
+
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "harness" / "factorial" / "examples" / "tiny_study.yaml"
 

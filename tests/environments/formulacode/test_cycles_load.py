@@ -16,6 +16,8 @@ from test_cycles import cycles_run, needs_valgrind
 
 from environments.formulacode.pack import materialize, pack_record
 
+pytestmark = pytest.mark.serial  # loads both cores itself (CI runs it alone)
+
 WORKLOADS = ["bench_topk.TopK.time_top_k(300000, 10)", "bench_topk.TopK.time_top_k(1000, 10)",
              "bench_topk.TopKRows.time_top_k_rows(200, 2048, 4)"]
 

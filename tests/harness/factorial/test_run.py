@@ -17,6 +17,8 @@ from harness.factorial.run import cell_status, plan, run_study
 from harness.factorial.study import StudyError, load_study
 from harness.results import read_results, with_metadata_columns
 
+pytestmark = pytest.mark.serial  # Ray, lm-eval, kill-and-resume timing: CI runs it alone
+
 EXAMPLES = Path(__file__).resolve().parents[3] / "harness" / "factorial" / "examples"
 
 

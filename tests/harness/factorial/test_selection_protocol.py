@@ -25,6 +25,8 @@ from harness.factorial.selection import EVAL_SET_ID_FILE, cell_logs
 from harness.factorial.study import load_study
 from harness.results import load_results
 
+pytestmark = pytest.mark.serial  # starts Ray and kills processes on a timer (CI runs it alone)
+
 N = 12  # items per cell, one at a time (max_samples=1), each flushed to the log
 SLOW_POLICIES = textwrap.dedent("""\
     import asyncio

@@ -17,6 +17,8 @@ import pytest
 
 from harness.models import ladder
 
+pytestmark = pytest.mark.serial  # idle timeouts, concurrent clients: CI runs it alone
+
 MODEL = "qwen2.5-coder-0.5b"
 
 

@@ -32,7 +32,7 @@ from harness.sandbox.bwrap import BwrapSandboxEnvironment
 from harness.sandbox.limits import MiB, SandboxLimits
 from harness.sandbox.samples import open_sample, unavailable
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.serial]  # serial: host-responsiveness probes
 
 LIMITS = SandboxLimits(memory_bytes=256 * MiB, pids=64, cpus=1.0, disk_bytes=64 * MiB,
                        timeout_s=60)  # fmt: skip
