@@ -9,9 +9,11 @@ shared; no timed assertion, the numbers are the output: ``--benchmark-enable -s`
    server; then the same four at once to a ``--parallel 1`` server (the engine alone, one
    request at a time: what ``harness serve`` did before batching). The replies must be the
    same text in all three (a correctness check, not a timing one).
-2. **An eval end to end.** ``inspect eval`` of the arithmetic task (8 samples, one
-   completion each) through Inspect's ``openai-api`` provider against the ``--parallel 4``
-   server, with ``max_connections`` 1 and then 4: wall time of each.
+2. **An eval end to end.** ``inspect eval`` of the arithmetic task through Inspect's
+   ``openai-api`` provider against the ``--parallel 4`` server, with ``max_connections`` 1
+   and then 4: wall time of each. Two shapes (:data:`EVALS`): 8 samples of one completion,
+   and 6 react-agent episodes (calculator tool, up to 8 messages, each turn re-sending the
+   conversation).
 
 Models: ``PERF_SERVE_MODELS`` (comma-separated ladder names; default ``smollm2-135m``;
 ``qwen2.5-coder-0.5b`` is the next rung). Threads: ``PERF_SERVE_THREADS`` (default 2).
@@ -47,6 +49,13 @@ PROMPTS = [
     "Tell me about the life cycle of a star.",
 ]
 ROOT = Path(__file__).resolve().parents[2]
+EVALS = {
+    "generate": ({"n": 8, "agent": "generate"}, MAX_TOKENS),
+    "react": ({"n": 6, "agent": "react", "message_limit": 8}, 128),
+}
+"""Eval shape -> (arithmetic task args, max_tokens)."""
+
+
 def differing(a: list[str], b: list[str]) -> int:
     return sum(x != y for x, y in zip(a, b, strict=True))
 
@@ -153,8 +162,9 @@ def test_concurrent_requests_against_sequential(benchmark: Any, model: str) -> N
 @pytest.mark.perf
 @pytest.mark.slow
 @needs_llama
+@pytest.mark.parametrize("shape", sorted(EVALS))
 @pytest.mark.parametrize("model", MODELS)
-def test_an_eval_with_four_connections_against_one(benchmark: Any, model: str,
+def test_an_eval_with_four_connections_against_one(benchmark: Any, model: str, shape: str,
                                                     tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     if not _ready(model):
@@ -162,6 +172,7 @@ def test_an_eval_with_four_connections_against_one(benchmark: Any, model: str,
     from inspect_ai import eval as inspect_eval
 
     rows: dict[str, dict[str, Any]] = {}
+    task_args, max_tokens = EVALS[shape]
     with served(model, 4) as (host, port):
         monkeypatch.setenv("EVALSUITE_BASE_URL", f"http://{host}:{port}/v1")
         monkeypatch.setenv("EVALSUITE_API_KEY", "local")
@@ -171,8 +182,8 @@ def test_an_eval_with_four_connections_against_one(benchmark: Any, model: str,
             began = time.perf_counter()
             log = inspect_eval(str(ROOT / "benchmarks/arithmetic/arithmetic.py@arithmetic"),
                                model=f"openai-api/evalsuite/{model}",
-                               task_args={"n": 8, "agent": "generate"},
-                               max_connections=connections, max_tokens=MAX_TOKENS,
+                               task_args=task_args,
+                               max_connections=connections, max_tokens=max_tokens,
                                temperature=0, log_dir=str(tmp_path / str(connections)),
                                display="none", max_retries=1)[0]
             wall = time.perf_counter() - began
@@ -180,13 +191,15 @@ def test_an_eval_with_four_connections_against_one(benchmark: Any, model: str,
             usage = next(iter(log.stats.model_usage.values()))
             rows[f"max_connections {connections}"] = {
                 "wall_s": wall, "output_tokens": usage.output_tokens,
+                "prompt_tokens": usage.input_tokens + (usage.input_tokens_cache_read or 0),
                 "load_before": load, "load_after": os.getloadavg()[0],
                 "answers": [s.output.completion for s in
                             sorted(log.samples or [], key=lambda s: str(s.id))]}
-    print(f"\n{model}: inspect eval arithmetic (8 samples, generate, max_tokens "
-          f"{MAX_TOKENS}, temp 0) against harness serve --parallel 4:")
+    print(f"\n{model}: inspect eval arithmetic {task_args}, max_tokens {max_tokens}, temp 0, "
+          "against harness serve --parallel 4:")
     for label, row in rows.items():
-        print(f"{label:>20}: {row['wall_s']:.2f} s, {row['output_tokens']} output tokens "
+        print(f"{label:>20}: {row['wall_s']:.2f} s, {row['prompt_tokens']} prompt and "
+              f"{row['output_tokens']} output tokens "
               f"(load avg {row['load_before']:.2f} -> {row['load_after']:.2f})")
     answers = [row.pop("answers") for row in rows.values()]
     print(f"answers differing between 1 and 4 connections: "
