@@ -322,6 +322,45 @@ def study_analyze(
     console.print(table)
 
 
+@study_app.command("verdict")
+def study_verdict(
+    report: Annotated[Path, typer.Argument(help="A report folder (or its report.json).")],
+    set_: Annotated[list[str] | None, typer.Option(
+        "--set", help="KEY=VALUE added to the line (the run's context: model, device...); "
+                      "a VALUE that parses as JSON (true, 3) is kept as such.")]
+    = None,
+) -> None:
+    """Print a report's computed verdict as one JSON line: both arms (level, mean, CI, n),
+    the contrast, the minimum detectable difference, the class and why. What a prepared
+    script (a study's gpu/gpu.sh) prints as its result."""
+    import json
+
+    path = report / "report.json" if report.is_dir() else report
+    if not path.is_file():
+        raise typer.BadParameter(f"{path}: no report.json (run `harness study report` first)")
+    verdict = json.loads(path.read_text()).get("verdict") or {}
+    arms = verdict.get("arms") or {}
+
+    def arm(name: str) -> dict[str, object]:
+        return {k: (arms.get(name) or {}).get(k) for k in ("level", "mean", "ci", "n")}
+
+    line: dict[str, object] = {}
+    for item in set_ or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"--set {item!r}: expected KEY=VALUE")
+        try:  # true, 3, null... as JSON; anything else as text
+            line[key] = json.loads(value)
+        except ValueError:
+            line[key] = value
+    line.update({"score": (verdict.get("claim") or {}).get("score_key"),
+                 "treatment": arm("treatment"), "baseline": arm("baseline"),
+                 "contrast": verdict.get("contrast"), "mdd": verdict.get("mdd"),
+                 "verdict": verdict.get("class"), "why": verdict.get("why"),
+                 "report": str(path.parent)})
+    typer.echo(json.dumps(line))
+
+
 @study_app.command("report")
 def study_report(
     log_dir: Annotated[Path, typer.Argument(help="Study log dir.")],

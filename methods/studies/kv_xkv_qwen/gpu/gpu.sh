@@ -80,16 +80,7 @@ start=$(date +%s)
 "$PY" -m harness.cli study run "$LOGS/study.yaml" --log-dir "$LOGS"
 "$PY" -m harness.cli study report "$LOGS" --out "$REPORT"
 echo "gpu.sh ($STUDY): run and report took $(( $(date +%s) - start )) s" >&2
-"$PY" - "$REPORT/report.json" <<PYEOF
-import json, sys
-r = json.load(open(sys.argv[1]))
-v = r.get("verdict") or {}
-arm = lambda a: {k: (v.get("arms") or {}).get(a, {}).get(k) for k in ("level", "mean", "ci", "n")}
-print(json.dumps({"study": "kv_xkv_qwen", "run": "$(basename "$LOGS")",
-                  "model": "${MODEL:-$MODEL_NAME}", "device": "$DEVICE",
-                  "smoke": "${SMOKE:-0}" == "1", "score": (v.get("claim") or {}).get("score_key"),
-                  "treatment": arm("treatment"), "baseline": arm("baseline"),
-                  "contrast": v.get("contrast"), "mdd": v.get("mdd"),
-                  "verdict": v.get("class"), "why": v.get("why"),
-                  "logs": "$LOGS", "report": "$REPORT"}))
-PYEOF
+"$PY" -m harness.cli study verdict "$REPORT" \
+    --set study=kv_xkv_qwen --set run="$(basename "$LOGS")" \
+    --set model="${MODEL:-$MODEL_NAME}" --set device="$DEVICE" \
+    --set smoke="$([ "${SMOKE:-0}" = 1 ] && echo true || echo false)" --set logs="$LOGS"
