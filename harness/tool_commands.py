@@ -92,6 +92,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool("method", "cpt-rewind", "methods.cpt_rewind.cpt_rewind:main",
          "Continued pre-training with rewinding."),
     Tool("method", "udm-curves", "methods.udm.curves:main", "UDM-GRPO training curves."),
+    Tool("method", "procedural-needle-pilot", "methods.procedural_pretraining.needle_finetune:main",
+         "Procedural pretraining: needle fine-tune recall curves (the budget pilot)."),
     Tool("method", "rl-curves", "methods.rl.curves:main", "RL training curves from logs."),
     Tool("method", "scout-seeds", "methods.scout.seeds:main", "SCOUT seed-replicate summary."),
     Tool("method", "scout-compare", "methods.scout.compare:main", "SCOUT comparison table."),
