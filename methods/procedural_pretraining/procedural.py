@@ -49,6 +49,7 @@ and 410k tokens.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,10 +66,13 @@ DEFAULTS: dict[str, Any] = {
     "kind": "dyck", "fraction": 0.0, "dyck_k": MAX_K, "steps": 200, "d_model": 128,
     "n_layers": 6, "n_heads": 16, "ffn": 352, "seq_len": 256, "batch": 8, "lr": 3e-3,
     "warmup": 20, "threads": 1, "corpus": DEFAULT_CORPUS,
+    "finetune_steps": 0, "finetune_lr": 1e-3, "finetune_items": 2048, "finetune_batch": 8,
 }
 """The qkv-sharing recipe's default tiny LM (1.24M parameters, MHA, separate projections;
 0.45-0.75 s a step on one shared CPU thread) with the procedural options in front;
-``dyck_k`` 64 is the paper's bracket-type count."""
+``dyck_k`` 64 is the paper's bracket-type count. ``finetune_*``: after pretraining, fine-tune
+on the needle task (:mod:`methods.procedural_pretraining.needle_finetune`) for
+``finetune_steps`` steps (0: none, the pretrained product itself)."""
 
 
 @dataclass(frozen=True)
@@ -203,8 +207,37 @@ def procedural_pretraining(options: dict[str, Any], corpus: Corpus, out_dir: Pat
         step = int(row["step"])
         log.step(**row, phase=plan.phase(step), procedural_tokens=plan.step_tokens(step))
 
+    if int(options["finetune_steps"]) > 0:
+        _finetuned(options, cfg, seed, out_dir, log)
+        return
     model = tinylm.train(cfg, corpus.train, seed, step_log, next_batch=batches)
     tinylm.save(model, cfg, out_dir)
+
+
+def _finetuned(options: dict[str, Any], cfg: Any, seed: int, out_dir: Path,
+               log: TrainLog) -> None:
+    """The needle fine-tune of the pretrained product with the same options and seed (built
+    first, or found in the recipe cache, so arms x budgets share their pretraining)."""
+    from harness.plugins.recipe import build_product
+    from methods.procedural_pretraining import needle_finetune as ft
+    from methods.recipes import tinylm
+
+    base_options = {k: v for k, v in options.items() if not k.startswith("finetune_")}
+    # out_dir is build_product's staging folder, <cache>/procedural-pretraining/.<key>-*:
+    # the base goes into the same cache as the product
+    base = build_product("procedural-pretraining", base_options, seed,
+                         cache_root=out_dir.parent.parent)
+    model = ft.load_product(base)
+    rows = ft.needle_rows(ft.train_items(int(options["finetune_items"]), seed))
+    ft.finetune(model, rows, int(options["finetune_steps"]), float(options["finetune_lr"]),
+                int(options["finetune_batch"]), seed, cfg.threads,
+                lambda **row: log.step(**row))
+    tinylm.save(model, cfg, out_dir)
+    (out_dir / "finetune.json").write_text(json.dumps({
+        "base": base.name, "task": "needle", "items_stream": ft.TRAIN_STREAM + seed,
+        "items": int(options["finetune_items"]), "steps": int(options["finetune_steps"]),
+        "lr": float(options["finetune_lr"]), "batch": int(options["finetune_batch"])},
+        indent=2) + "\n")
 
 
 def data_to_equal_loss(baseline: Path, product: Path, window: int = 20) -> dict[str, Any]:
