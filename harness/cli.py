@@ -624,6 +624,48 @@ def models_remove(name: Annotated[str, typer.Argument(help="A ladder model.")]) 
     console.print(f"removed {name} from the cache")
 
 
+@models_app.command("reuse")
+def models_reuse(
+    logs: Annotated[list[Path], typer.Argument(help="Inspect logs or folders of them.")],
+    target: Annotated[float, typer.Option(
+        help="Ratio an episode should stay within (processed / final prompt).")] = 1.3,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Prompt tokens each agent episode processed against its final conversation's length
+    (input minus cache read, summed over its model calls): the engine's prefix reuse.
+    Exit 1 when an episode exceeds --target."""
+    import polars as pl
+
+    from harness.results import LogReadError, prompt_reuse
+
+    try:
+        frame, account = prompt_reuse(logs)
+    except LogReadError as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from exc
+    over = frame.filter(pl.col("ratio") > target)
+    if as_json:
+        typer.echo(json.dumps({"episodes": frame.to_dicts(), "target": target,
+                               "over_target": over.height, "counting": account.as_dict()},
+                              indent=2))
+    else:
+        table = Table(title=f"prompt tokens processed per episode (target <= {target}x)")
+        for col in ("sample", "epoch", "model", "calls", "processed", "final", "ratio"):
+            table.add_column(col)
+        for row in frame.iter_rows(named=True):
+            ratio = row["ratio"]
+            shown = "-" if ratio is None else f"{ratio:.2f}"
+            table.add_row(escape(row["sample_id"]), str(row["epoch"]), escape(str(row["model"])),
+                          str(row["calls"]), str(row["processed_tokens"]),
+                          str(row["final_prompt_tokens"]),
+                          f"[red]{shown}[/]" if ratio is not None and ratio > target else shown)
+        console.print(table)
+        console.print(f"{frame.height} episodes with model calls, {over.height} over "
+                      f"{target}x; {account.line()}")
+    if over.height:
+        raise typer.Exit(1)
+
+
 @recipes_app.command("list")
 def recipes_list(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
                  ) -> None:

@@ -576,6 +576,43 @@ def read_model_calls(log_file: PathLike, sample_id: str | int,
     return pl.DataFrame(rows, schema=schema)
 
 
+def prompt_reuse(paths: LogPaths, *, recursive: bool = True) -> tuple[pl.DataFrame, LogAccount]:
+    """Each agent episode's prompt cost: how many prompt tokens its model calls processed
+    (input minus cache read) against the length of its final conversation.
+
+    Why: a multi-turn agent re-sends its whole conversation every turn; an engine that
+    re-uses the cached prefix processes little more than the final conversation once
+    (ratio near 1), one that re-renders or re-evaluates it pays the conversation again on
+    every turn. Columns: ``log_file``, ``sample_id``, ``epoch``, ``model``, ``calls``,
+    ``processed_tokens``, ``final_prompt_tokens`` (the last call's prompt),
+    ``max_prompt_tokens`` and ``ratio`` (processed / final). Episodes are the samples
+    :func:`load_results` keeps (each sample and epoch once, however often the run was
+    resumed or its log copied); its :class:`LogAccount` is returned beside the frame.
+    Samples without a model call (a scripted agent) are left out.
+    """
+    results = load_results(paths, recursive=recursive)
+    keys = results.frame.select("log_file", "sample_id", "epoch", "model").unique(
+        maintain_order=True)
+    rows = []
+    for log_file, sample_id, epoch, model in keys.iter_rows():
+        calls = read_model_calls(log_file, sample_id, int(epoch))
+        if calls.height == 0:
+            continue
+        prompts = calls["input_tokens"].to_list()
+        processed = sum(prompts) - sum(calls["cache_read_tokens"].to_list())
+        final = prompts[-1]
+        rows.append({"log_file": log_file, "sample_id": str(sample_id), "epoch": int(epoch),
+                     "model": model, "calls": calls.height, "processed_tokens": processed,
+                     "final_prompt_tokens": final,
+                     "max_prompt_tokens": max(prompts),
+                     "ratio": processed / final if final else None})
+    schema = {"log_file": pl.Utf8(), "sample_id": pl.Utf8(), "epoch": pl.Int64(),
+              "model": pl.Utf8(), "calls": pl.Int64(), "processed_tokens": pl.Int64(),
+              "final_prompt_tokens": pl.Int64(), "max_prompt_tokens": pl.Int64(),
+              "ratio": pl.Float64()}
+    return pl.DataFrame(rows, schema=schema), results.account
+
+
 def read_sample_messages(log_file: PathLike, sample_id: str | int,
                          epoch: int = 1) -> list[dict[str, Any]]:
     """One sample's logged chat messages, as the JSON dicts Inspect wrote.

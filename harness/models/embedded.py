@@ -91,7 +91,11 @@ def llama_kwargs(config: GenerateConfig, defaults: dict[str, float] | None = Non
 
 def completion_usage(done: Completion) -> ModelUsage:
     """Inspect usage of a completion: all prompt tokens as input, the re-used ones as read
-    from cache (so a log shows what each turn really cost)."""
+    from cache (so a log shows what each turn really cost). A prompt refused for filling
+    the window cost nothing, as a hosted API's context-length error does: zero usage (its
+    length stays in the call's response), so summed usage counts only evaluated tokens."""
+    if done.refused:
+        return ModelUsage(input_tokens=0, output_tokens=0, total_tokens=0)
     return ModelUsage(
         input_tokens=done.prompt_tokens,
         output_tokens=done.completion_tokens,
@@ -142,9 +146,10 @@ class EmbeddedModelAPI(LocalModelAPI):
         return 1
 
     def tools_required(self) -> bool:
-        """Keep the tools when ``tool_choice="none"`` (Inspect drops them otherwise): a
-        template with a tools block still lists them, so the prompt keeps the conversation's
-        prefix, and no call is parsed from the reply. A template without one hides them."""
+        """Keep the tools when ``tool_choice="none"`` (Inspect drops them otherwise): the
+        prompt still lists them (the template's tools block, or the system-turn description
+        of a template without one), so it keeps the conversation's prefix and a closing
+        no-tools turn re-uses the episode's KV; no call is parsed from the reply."""
         return True
 
     async def count_text_tokens(self, text: str) -> int:
@@ -163,10 +168,9 @@ class EmbeddedModelAPI(LocalModelAPI):
         config: GenerateConfig,
     ) -> tuple[ModelOutput, ModelCall]:
         """Render the chat, complete it with llama.cpp off the event loop, parse tool calls."""
-        # a template with a tools block keeps it under tool_choice="none" (the tools exist,
-        # the reply may not call them) so the prompt keeps the conversation's prefix
-        keep = tool_choice != "none" or self.engine.native_tools
-        described = openai_tools(tools if keep else [])
+        # tools stay listed under tool_choice="none" (they exist, the reply may not call
+        # them) so the prompt keeps the conversation's prefix
+        described = openai_tools(tools)
         forced = openai_tools(forced_tools(tools, tool_choice))
         messages = native_messages(input)
         kwargs = llama_kwargs(config, self.sampling_defaults)
@@ -176,8 +180,11 @@ class EmbeddedModelAPI(LocalModelAPI):
                 self.engine.complete, messages, described, forced, kwargs, self.use_grammar))
         output = reply_output(self.model_name, done.text, tools, tool_choice,
                               done.finish_reason, completion_usage(done))
+        if done.refused:
+            output.metadata = {"refused_prompt_tokens": done.prompt_tokens,
+                               "context_window": self.engine.window()}
         request = {"prompt": done.prompt, "grammar": done.grammar, **kwargs}
         response = {"text": done.text, "finish_reason": done.finish_reason,
                     "prompt_tokens": done.prompt_tokens, "cached_tokens": done.cached_tokens,
-                    "completion_tokens": done.completion_tokens}
+                    "completion_tokens": done.completion_tokens, "refused": done.refused}
         return output, ModelCall.create(request, response)

@@ -82,6 +82,8 @@ class Completion:
     """Prompt tokens whose KV came from an earlier evaluation (not re-processed)."""
     finish_reason: str | None
     grammar: bool
+    refused: bool = False
+    """The prompt fills the window: nothing was evaluated (``prompt_tokens`` is its length)."""
 
 
 @dataclass
@@ -315,7 +317,8 @@ class ChatEngine:
         room = self.window() - len(tokens)
         early = None
         if room <= 0:
-            early = Completion(prefill, prompt, len(tokens), 0, 0, "model_length", False)
+            early = Completion(prefill, prompt, len(tokens), 0, 0, "model_length", False,
+                               refused=True)
         else:
             kwargs["max_tokens"] = min(int(kwargs.get("max_tokens") or room), room)
         return Prepared(prompt, prefill, tokens, grammar, kwargs, bool(forced), early)

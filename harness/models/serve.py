@@ -194,7 +194,7 @@ def chat_completion(engine: ChatEngine, model: str, body: dict[str, Any],
     tools: list[dict[str, Any]] = body.get("tools") or []
     choice, forced = _tool_choice(body.get("tool_choice"), tools)
     messages = wire_messages(body["messages"])
-    described = tools if choice != "none" or engine.native_tools else []
+    described = tools  # listed under "none" too: the prompt keeps the conversation's prefix
     stop = body.get("stop") or []
     try:
         config = GenerateConfig(

@@ -112,7 +112,11 @@ def test_prompt_longer_than_context_is_model_length() -> None:
     small = get_model("embedded/smollm2-135m", n_ctx=256, memoize=False)
     out = asyncio.run(small.generate("word " * 400, config=GREEDY))
     assert out.stop_reason == "model_length"
-    assert out.usage is not None and out.usage.input_tokens > 256
+    # nothing was evaluated: no usage (as a hosted API's context-length error), the
+    # refused length is in the output's metadata
+    assert out.usage is not None and out.usage.input_tokens == 0
+    assert out.metadata is not None and out.metadata["refused_prompt_tokens"] > 256
+    assert out.metadata["context_window"] == 256
 
 
 def test_model_path_serves_any_local_gguf() -> None:
