@@ -238,6 +238,12 @@ class Claim(_Strict):
     tolerance: float | None = Field(default=None, gt=0)
     """For ``no_worse``: the largest loss the paper calls acceptable, in the response's
     units and in the direction of ``better``."""
+    control: str | None = None
+    """For ``no_worse``: a level of ``factor`` that must score detectably worse than the
+    baseline, by more than ``tolerance`` (the cheap run without the method: a shallow model
+    never expanded, a cache never patched). A probe on which the control matches the
+    baseline cannot show a loss at all, so the treatment matching it says nothing about the
+    method: the claim is untestable there."""
     replicate: str | None = None
     """The factor whose levels are independent replications of the whole experiment (a
     training seed): the contrast's interval is then over its levels (each level's paired
@@ -260,6 +266,8 @@ class Claim(_Strict):
             raise ValueError("tolerance is for a no_worse claim; a better claim states size")
         if self.kind == "no_worse" and self.size is not None:
             raise ValueError("size is for a better claim; a no_worse claim states tolerance")
+        if self.kind == "better" and self.control is not None:
+            raise ValueError("control is for a no_worse claim (a level that must show a loss)")
         return self
 
 
@@ -499,12 +507,15 @@ def _semantic_errors(study: Study) -> list[tuple[tuple[Any, ...], str]]:
                                                 f"(factors: {', '.join(names)})"))
         else:
             labels = [level.label for level in study.factor(claim.factor).levels]
-            for end in ("treatment", "baseline"):
+            ends = ("treatment", "baseline") + (("control",) if claim.control else ())
+            for end in ends:
                 if getattr(claim, end) not in labels:
                     errors.append((("claim", end), f"{getattr(claim, end)!r} is not a level "
                                                    f"of {claim.factor} ({', '.join(labels)})"))
             if claim.treatment == claim.baseline:
                 errors.append((("claim", "baseline"), "treatment and baseline are one level"))
+            if claim.control in (claim.treatment, claim.baseline):
+                errors.append((("claim", "control"), "the control must be a third level"))
         if (claim.score_key is not None and study.response.scores
                 and claim.score_key not in study.response.scores):
             errors.append((("claim", "score_key"), f"{claim.score_key!r} is not among the "

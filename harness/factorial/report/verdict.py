@@ -59,18 +59,53 @@ def _blocked(at: dict[str, str | None], sign: int, baseline: Estimate,
     return None
 
 
-def _over_replicates(rows: pl.DataFrame, claim: Claim, spec: Spec) -> Estimate:
+def _contrast(rows: pl.DataFrame, claim: Claim, spec: Spec, treatment: str) -> Estimate:
+    """``treatment - baseline`` (over the replicate factor's levels when the claim names
+    one, else paired over items)."""
+    if claim.replicate is not None and claim.replicate in rows.columns:
+        return _over_replicates(rows, claim, spec, treatment)
+    est, _ = paired_difference(rows, by=claim.factor, value=spec.response, item=spec.item,
+                               levels=(treatment, claim.baseline))
+    return est
+
+
+def _control_blocks(rows: pl.DataFrame, claim: Claim, spec: Spec, sign: int
+                    ) -> tuple[str | None, dict[str, Any] | None]:
+    """Why a no-loss claim cannot be tested because the probe shows no loss even for the
+    control (None when the control is detectably worse by more than the tolerance), and
+    the control's contrast for ``report.json``."""
+    if claim.control is None:
+        return None, None
+    assert claim.tolerance is not None
+    part = rows.filter(pl.col(claim.factor).is_in([claim.control, claim.baseline]))
+    if part.filter(pl.col(claim.factor) == claim.control).is_empty():
+        return f"the control {claim.control} has no scored rows", {"level": claim.control}
+    est = _contrast(part, claim, spec, claim.control)
+    loss_hi = max(sign * est.lo, sign * est.hi)  # the control's best case, claimed direction
+    shown = (f"{claim.control} - {claim.baseline} {est.estimate:+.3g} "
+             f"[{est.lo:+.3g}, {est.hi:+.3g}]")
+    sensitive = math.isfinite(loss_hi) and loss_hi < -claim.tolerance
+    out = {"level": claim.control, "contrast": _estimate(est), "sensitive": sensitive}
+    if sensitive:
+        return None, out
+    return (f"the control ({shown}) is not detectably worse than the baseline by more "
+            f"than {claim.tolerance:g}"), out
+
+
+def _over_replicates(rows: pl.DataFrame, claim: Claim, spec: Spec,
+                     treatment: str | None = None) -> Estimate:
     """``treatment - baseline`` with its t interval over the replicate factor's levels:
     one paired mean over items per level (a training seed), so the interval carries the
     run-to-run noise that an interval over items leaves out."""
     assert claim.replicate is not None
+    treatment = treatment or claim.treatment
     means = []
     for level in rows.get_column(claim.replicate).unique().sort().to_list():
         part = rows.filter(pl.col(claim.replicate) == level)
         if part.get_column(claim.factor).n_unique() < 2:
             continue  # this replicate ran one arm only
         est, _ = paired_difference(part, by=claim.factor, value=spec.response, item=spec.item,
-                                   levels=(claim.treatment, claim.baseline))
+                                   levels=(treatment, claim.baseline))
         means.append(est.estimate)
     if not means:
         return Estimate(math.nan, math.nan, math.nan, math.nan, 0, None, 0.95)
@@ -118,19 +153,18 @@ def verdict_section(scored: pl.DataFrame, spec: Spec, claim: Claim | None,
           for end, est in estimates.items()}
     better = claim.better or ("lower" if spec.lower_is_better else "higher")
     sign = 1 if better == "higher" else -1
-    if claim.replicate is not None and claim.replicate in rows.columns:
-        contrast = _over_replicates(rows, claim, spec)
-    else:
-        contrast, _ = paired_difference(rows, by=claim.factor, value=spec.response,
-                                        item=spec.item, levels=(claim.treatment, claim.baseline))
+    contrast = _contrast(rows, claim, spec, claim.treatment)
     sd = contrast.se * math.sqrt(contrast.n) if contrast.n >= 2 else math.nan
     mdd = (minimum_detectable_difference(contrast.n, sd)
            if contrast.n >= 2 and math.isfinite(sd) and sd > 0 else None)
+    control = None
     if claim.kind == "no_worse":
         assert claim.tolerance is not None  # the claim's own validator
         both = all(v is not None for v in at.values())
+        insensitive, control = _control_blocks(
+            scored.filter(pl.col(spec.response).is_not_null()), claim, spec, sign)
         kind, why = no_worse_verdict(contrast, sign, claim.tolerance, mdd,
-                                     "both arms are at a bound" if both else None)
+                                     "both arms are at a bound" if both else insensitive)
     else:
         blocked = _blocked(at, sign, estimates["baseline"], bounds, claim.size)
         kind, why = claim_verdict(contrast, sign, claim.size, mdd, blocked)
@@ -148,4 +182,5 @@ def verdict_section(scored: pl.DataFrame, spec: Spec, claim: Claim | None,
                  for end, est in estimates.items()},
         "mdd": mdd,
         "mdd_vs_claim": None if mdd is None or claim.size is None else mdd / claim.size,
+        **({"control": control} if control is not None else {}),
     }

@@ -226,3 +226,51 @@ def test_a_replicated_claim_carries_run_to_run_noise() -> None:
     assert over_items is not None and over_items["class"] == "reproduces"
     assert over_seeds is not None and over_seeds["class"] == "untestable", over_seeds["why"]
     assert over_seeds["contrast"]["over"] == "seed" and over_seeds["contrast"]["n_items"] == 2
+
+
+def _with_control(study: pl.DataFrame, control_loss: float, seed: int = 9) -> pl.DataFrame:
+    """``study`` plus a ``cheap`` arm: the baseline plus ``control_loss`` and small noise."""
+    old = study.filter(pl.col("method") == "old")
+    noise = np.random.default_rng(seed).normal(0, 0.02, old.height)
+    cheap = old.with_columns(pl.lit("cheap").alias("method"),
+                             (pl.col("score_value") + control_loss + noise).alias("score_value"))
+    return pl.concat([study, cheap])
+
+
+def test_a_no_worse_claim_needs_a_control_that_shows_a_loss() -> None:
+    """Matching the baseline is evidence only where the cheap run without the method does
+    not: with a control that is as good as the baseline the probe cannot show a loss."""
+    claim = _claim(kind="no_worse", tolerance=0.05, better="lower", control="cheap")
+    sensitive = verdict_section(_with_control(_loss_study(0.01, 0.02), 0.5), SPEC, claim)
+    assert sensitive is not None and sensitive["class"] == "reproduces", sensitive["why"]
+    assert sensitive["control"]["sensitive"] is True
+    blind = verdict_section(_with_control(_loss_study(0.01, 0.02), 0.0), SPEC, claim)
+    assert blind is not None and blind["class"] == "untestable", blind["why"]
+    assert blind["control"]["sensitive"] is False
+    assert "the control (cheap - old" in blind["why"] and "not detectably worse" in blind["why"]
+    # a control worse by less than the tolerance does not show the probe can see one
+    slight = verdict_section(_with_control(_loss_study(0.01, 0.02), 0.03), SPEC, claim)
+    assert slight is not None and slight["class"] == "untestable", slight["why"]
+
+
+def test_a_control_is_a_third_level_of_a_no_worse_claim() -> None:
+    with pytest.raises(ValueError, match="control is for a no_worse claim"):
+        _claim(control="cheap")
+
+
+def test_a_study_claim_control_must_be_a_third_level() -> None:
+    def claim(control: str) -> str:
+        return TINY.read_text() + textwrap.dedent(f"""\
+            claim:
+              statement: the oracle loses nothing
+              factor: model
+              treatment: oracle
+              baseline: left_to_right
+              kind: no_worse
+              tolerance: 0.1
+              control: {control}
+            """)
+    with pytest.raises(StudyError, match=r"claim\.control: 'nowhere' is not a level"):
+        parse_study(claim("nowhere"), "study.yaml")
+    with pytest.raises(StudyError, match=r"claim\.control: the control must be a third level"):
+        parse_study(claim("oracle"), "study.yaml")
