@@ -5,8 +5,10 @@
 Scenario ``i`` depends only on ``(seed, i)``, so ``--jobs`` workers give the same bytes
 as one; ``--indices 0,5,9`` regenerates a subset (used by the determinism tests). The
 last line reports the time taken (wall clock, and CPU seconds of this process and its
-workers: the figure that does not depend on how many cores were free) and the
-generator's redraws by reason (``meta.redraws`` per scenario).
+workers: the figure that does not depend on how many cores were free), the number of
+CP-SAT solves (the figure that depends on neither the machine nor its load: every
+solve stops at a deterministic work limit) and the generator's redraws by reason
+(``meta.redraws`` per scenario).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 from environments.worldtravel.model import World
 from environments.worldtravel.scenario import Scenario
 from environments.worldtravel.scenarios import N_SCENARIOS, generate_scenario
+from environments.worldtravel.solver import solvers_made
 from environments.worldtravel.store import write
 from environments.worldtravel.world import generate_world
 
@@ -33,30 +36,43 @@ def _world(seed: int) -> World:
     return generate_world(seed)
 
 
-def _one(args: tuple[int, int]) -> Scenario:
+def _one(args: tuple[int, int]) -> tuple[Scenario, int]:
+    """Scenario ``i`` of ``seed`` and the CP-SAT solves it took (in a worker process)."""
     seed, i = args
-    return generate_scenario(_world(seed), seed, i)
+    world = _world(seed)
+    before = solvers_made()
+    sc = generate_scenario(world, seed, i)
+    return sc, solvers_made() - before
 
 
-def build(seed: int, indices: list[int], jobs: int = 1, progress: bool = False) -> list[Scenario]:
+def build(
+    seed: int,
+    indices: list[int],
+    jobs: int = 1,
+    progress: bool = False,
+    solves: list[int] | None = None,
+) -> list[Scenario]:
     """Scenarios ``indices`` for ``seed``, in order, with ``jobs`` worker processes
-    (``progress``: a line on stderr per finished scenario)."""
+    (``progress``: a line on stderr per finished scenario; ``solves``: receives each
+    scenario's number of CP-SAT solves, in order)."""
     out: list[Scenario] = []
+    counts = solves if solves is not None else []
     if jobs <= 1:
-        world = generate_world(seed)
-        return [
-            _report(generate_scenario(world, seed, i), len(indices), progress, out)
-            for i in indices
-        ]
+        return [_report(_one((seed, i)), len(indices), progress, out, counts) for i in indices]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         done = pool.map(_one, [(seed, i) for i in indices], chunksize=1)
-        return [_report(s, len(indices), progress, out) for s in done]
+        return [_report(s, len(indices), progress, out, counts) for s in done]
 
 
-def _report(sc: Scenario, total: int, progress: bool, out: list[Scenario]) -> Scenario:
+def _report(
+    made: tuple[Scenario, int], total: int, progress: bool, out: list[Scenario],
+    counts: list[int],
+) -> Scenario:
+    sc, n = made
     out.append(sc)
+    counts.append(n)
     if progress:
-        print(f"{len(out)}/{total} {sc.id}", file=sys.stderr, flush=True)
+        print(f"{len(out)}/{total} {sc.id} ({n} solves)", file=sys.stderr, flush=True)
     return sc
 
 
@@ -81,14 +97,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     indices = [int(x) for x in args.indices.split(",")] if args.indices else list(range(args.n))
     start, cpu = time.perf_counter(), _cpu_seconds()
-    scenarios = build(args.seed, indices, args.jobs, args.progress)
+    solves: list[int] = []
+    scenarios = build(args.seed, indices, args.jobs, args.progress, solves)
     world_path, scenario_path = write(args.out, _world(args.seed), scenarios)
     reasons: Counter[str] = Counter()
     for sc in scenarios:
         reasons.update(sc.meta.get("redraws", {}))
     print(
         f"wrote {world_path} and {scenario_path} ({len(scenarios)} scenarios, "
-        f"{time.perf_counter() - start:.1f} s wall, {_cpu_seconds() - cpu:.1f} s CPU); "
+        f"{time.perf_counter() - start:.1f} s wall, {_cpu_seconds() - cpu:.1f} s CPU, "
+        f"{sum(solves)} CP-SAT solves); "
         f"redraws: {sum(reasons.values())} "
         f"({', '.join(f'{k} {n}' for k, n in sorted(reasons.items())) or 'none'}) "
         f"in {sum(bool(sc.meta.get('redraws')) for sc in scenarios)} scenarios",

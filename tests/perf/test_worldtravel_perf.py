@@ -114,3 +114,58 @@ def test_generation_of_the_whole_set() -> None:
         + hashlib.sha256("".join(r + "\n" for r in records).encode()).hexdigest()
     )
     assert records == _shipped_lines()
+
+
+@pytest.mark.skipif(
+    not os.environ.get("WORLDTRAVEL_PERF_FLOOR"),
+    reason="the family on a sample of the shipped scenarios takes a minute or more; "
+    "set WORLDTRAVEL_PERF_FLOOR=1 (WORLDTRAVEL_PERF_STRIDE=k: every k-th scenario, default 5)",
+)
+def test_family_verification_floor() -> None:
+    """CPU and CP-SAT solves of each step the generator repeats on a scenario's final
+    draw, on every k-th shipped scenario (scaled by k to the set).
+
+    Why: the generator verifies every draw it keeps by running the whole family on it
+    (the same functions at the same work limits that ``stats --json`` runs), so the
+    family's cost on the shipped scenarios is a floor under generation time that no
+    speed-up of the rest can go below while that verification stays. Also asserts
+    what the verification bought: no member's plan passes a sampled scenario."""
+    from environments.worldtravel.planners import PLANNERS, _memo
+    from environments.worldtravel.scenarios import REFERENCE_LIMIT
+    from environments.worldtravel.solver import count_plans, coupling, solve, solvers_made
+
+    stride = int(os.environ.get("WORLDTRAVEL_PERF_STRIDE", "5"))
+    world = shipped_world()
+    sample = list(shipped_scenarios())[::stride]
+    spent: dict[str, list[float]] = {}
+
+    def timed(name: str, step: Any) -> Any:
+        cpu, made = time.process_time(), solvers_made()
+        out = step()
+        row = spent.setdefault(name, [0.0, 0])
+        row[0] += time.process_time() - cpu
+        row[1] += solvers_made() - made
+        return out
+
+    load = _load()
+    passing = []
+    for sc in sample:
+        _memo.clear()  # as in a fresh generator process: no solve of another scenario
+        for name, planner in PLANNERS.items():
+            plan = timed(name, lambda p=planner, s=sc: p(world, s))
+            if check_plan(world, sc, plan)["feasible"]:
+                passing.append((sc.id, name))
+        timed("reference", lambda s=sc: solve(world, s, limit=REFERENCE_LIMIT))
+        timed("count", lambda s=sc: count_plans(world, s, known=(s.reference_plan,)))
+        timed("coupling", lambda s=sc: coupling(world, s, hint=s.reference_plan))
+    lines = [f"{name:15s} {cpu:7.2f} s CPU {n:5d} solves  (x{stride}: {cpu * stride:6.1f} s, "
+             f"{n * stride} solves)" for name, (cpu, n) in spent.items()]
+    family = [spent[name] for name in PLANNERS]
+    print(
+        f"\nevery {stride}th shipped scenario ({len(sample)}), load average {load} at the "
+        f"start, {_load()} at the end:\n" + "\n".join(lines)
+        + f"\nfamily: {sum(c for c, _ in family):.2f} s CPU, {sum(n for _, n in family)} "
+        f"solves (x{stride}: {stride * sum(c for c, _ in family):.1f} s)"
+    )
+    assert passing == []
+    assert all(n > 0 for name, (_, n) in spent.items() if name != "greedy")
