@@ -10,6 +10,8 @@ prints one JSON object:
   per trip length: count and length vary independently);
 - the reference plans: ``feasible`` (scenarios with a CP-SAT plan) and ``checker_agrees``
   (those the independent checker accepts);
+- ``decoy_globals`` (:func:`decoy_globals`): how many global constraints the
+  generator's decoys break, by count bucket and trip length;
 - coupling: ``min_global_constraints`` / ``mean_global_constraints`` (instances of
   :data:`~environments.worldtravel.scenario.GLOBAL_KINDS`), ``coupling`` (a summary of
   each scenario's diagnostic, :func:`environments.worldtravel.solver.coupling`), and the
@@ -388,6 +390,44 @@ def draws_summary(scenarios: list[Scenario], fit: Fit | None = None) -> dict[str
     return out
 
 
+def decoy_globals(scenarios: list[Scenario]) -> dict[str, Any]:
+    """How many of each scenario's global constraints its decoys break (the generator's
+    ``meta.decoys_fail``: the global-blind members' failed constraints on the kept
+    draw), by constraint-count bucket and by trip length: ``n`` scenarios, ``global``
+    (mean global constraints), ``broken`` (mean, over scenarios, of the decoys' mean
+    number of broken global constraints) and ``share_broken`` (mean of broken/global).
+
+    Why (issue 47 item 4): the count effect depends on whether the global constraints
+    that a larger count adds *bind*. ``broken`` growing with the count while
+    ``share_broken`` falls says the added ones bind less often than the first few (the
+    graded response, a share, then rises with the count)."""
+    rows: list[tuple[str, str, int, float]] = []
+    for s in scenarios:
+        fails = s.meta.get("decoys_fail") or {}
+        if not fails or not s.n_global:
+            continue
+        broken = float(np.mean([sum(k in GLOBAL_KINDS for k in kinds)
+                                for kinds in fails.values()]))
+        rows.append((bucket(s.n_constraints), str(s.days), s.n_global, broken))
+
+    def grouped(at: int, order: list[str]) -> dict[str, dict[str, float]]:
+        groups: dict[str, list[tuple[int, float]]] = {}
+        for row in rows:
+            groups.setdefault(str(row[at]), []).append((row[2], row[3]))
+        return {
+            k: {
+                "n": len(groups[k]),
+                "global": round(float(np.mean([g for g, _ in groups[k]])), 3),
+                "broken": round(float(np.mean([b for _, b in groups[k]])), 3),
+                "share_broken": round(float(np.mean([b / g for g, b in groups[k]])), 3),
+            }
+            for k in sorted(groups, key=lambda k: (order.index(k) if k in order
+                                                   else len(order), k))
+        }
+
+    return {"by_bucket": grouped(0, _buckets()), "by_days": grouped(1, [])}
+
+
 def redraw_summary(scenarios: list[Scenario]) -> dict[str, Any]:
     """The generator's redraws (``meta.redraws``): total, by reason, scenarios redrawn."""
     reasons: Counter[str] = Counter()
@@ -443,6 +483,7 @@ def summarize(
         "coupling": coupling_summary(scenarios),
         "redraws": redraw_summary(scenarios),
         "family_draws": draws_summary(scenarios, fit),
+        "decoy_globals": decoy_globals(scenarios),
     }
     for name, fn in {**SECTIONS, **(sections or {})}.items():
         out[name] = fn(world, scenarios)

@@ -168,6 +168,7 @@ def test_stats_cli_prints_the_documented_json(capsys: pytest.CaptureFixture[str]
         "fact_modalities",
         "redraws",
         "family_draws",
+        "decoy_globals",
     } <= set(out)
     assert out["scenarios"] == 150
     facts = out["fact_modalities"]  # the Webscape site's inventory, by modality
