@@ -42,6 +42,11 @@ DEFAULT_DIGITS = 5
 DEFAULT_MAX_TOKENS = 12
 KV_KEYS = ("kv_bytes", "kv_bytes_full", "kv_ratio", "agreement", "exact")
 """Numbers a KV method may report; missing ones are reported as NaN-free absences."""
+KV_COST_KEYS = ("compute_ratio", "pass_ratio", "time_ratio", "search_flops", "reprefill_flops",
+                "search_cpu_seconds", "reprefill_cpu_seconds", "search_seconds",
+                "reprefill_seconds", "reprefill_tokens")
+"""What a method's memory saving costs in work and time (ArborKV's re-prefills): scored
+only when the method reports them, so a study can analyse them like any score."""
 
 
 def record_to_sample(record: dict[str, Any]) -> Sample:
@@ -80,6 +85,7 @@ def kv_stats() -> Scorer:
         if not isinstance(meta, dict):
             return Score(value={key: 0.0 for key in KV_KEYS}, explanation="no KV report")
         value = {key: float(meta.get(key, 0.0)) for key in KV_KEYS}
+        value.update({key: float(meta[key]) for key in KV_COST_KEYS if key in meta})
         return Score(value=value, metadata={"kv": meta})
 
     return score
