@@ -24,6 +24,7 @@ cache as the root's KV) and the loop then emits the chosen answer's tokens::
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -97,6 +98,27 @@ class SearchStats:
     """Times a node lost tokens to the budget."""
     expansions: int = 0
     nodes: int = 1
+    forward_passes: int = 0
+    """Model forwards the search ran (generation and re-prefill; the prompt's prefill is the
+    decode loop's, before the search)."""
+    forward_tokens: int = 0
+    """Token positions those forwards processed (each costs one pass through the weights)."""
+    attended_keys: int = 0
+    """Query-key pairs of attention over those forwards: ``n`` new tokens after ``L`` cached
+    ones attend ``n L + n (n + 1) / 2`` keys. With ``forward_tokens`` the deterministic
+    measure of the search's compute, blind to how busy the machine is."""
+    reprefill_attended_keys: int = 0
+    """The share of ``attended_keys`` spent re-prefilling evicted tokens."""
+    search_seconds: float = 0.0
+    """Wall seconds of the whole search (noisy on a shared machine: read with the load)."""
+    search_cpu_seconds: float = 0.0
+    """CPU seconds of the searching thread (``time.thread_time``): what the search itself
+    used, much less sensitive to other processes than wall time (with one torch thread all
+    of its compute runs on this thread)."""
+    reprefill_seconds: float = 0.0
+    """Wall seconds inside the forwards that re-prefilled evicted tokens."""
+    reprefill_cpu_seconds: float = 0.0
+    """Thread CPU seconds inside those forwards."""
 
 
 STRATEGIES = ("best", "bfs")
@@ -106,6 +128,27 @@ the ``beam`` best nodes of each level expanded (Tree of Thoughts' BFS)."""
 
 def _slice(layers: Sequence[LayerKV], start: int, stop: int | None = None) -> list[LayerKV]:
     return [(k[:, :, start:stop].clone(), v[:, :, start:stop].clone()) for k, v in layers]
+
+
+def attended_keys(new: int, cached: int) -> int:
+    """Query-key pairs of one causal forward of ``new`` tokens after ``cached`` ones."""
+    return new * cached + new * (new + 1) // 2
+
+
+def parameter_count(model: Any) -> int:
+    """Distinct parameters of ``model`` (tied embeddings once): the weights every token
+    position passes through."""
+    return sum(int(p.numel()) for p in model.parameters())
+
+
+def search_flops(config: Any, params: int, tokens: int, keys: int) -> int:
+    """Forward FLOPs of ``tokens`` positions attending ``keys`` query-key pairs in all:
+    2 x parameters per position (one multiply-add per weight) plus, per pair, layer and
+    query head, 2 x head_dim for the score and 2 x head_dim for the weighted value. The
+    usual estimate (SCD's TTFT model uses the first term); counted, not timed."""
+    heads = int(config.num_attention_heads)
+    head_dim = int(getattr(config, "head_dim", None) or config.hidden_size // heads)
+    return 2 * params * tokens + 4 * int(config.num_hidden_layers) * heads * head_dim * keys
 
 
 class TreeSearch:
@@ -160,6 +203,24 @@ class TreeSearch:
                 node.kv = _slice(node.kv, 0, keep) if keep and node.kv is not None else None
 
     # -- search ------------------------------------------------------------------------
+    def _forward(self, ids: list[int], cache: Any, device: Any, reprefill: bool = False) -> Any:
+        """One model forward of ``ids`` after ``cache``, counted (passes, positions, attended
+        keys) and, for a re-prefill, timed: the cost of eviction as work and as seconds."""
+        keys = attended_keys(len(ids), int(cache.get_seq_length()))
+        self.stats.forward_passes += 1
+        self.stats.forward_tokens += len(ids)
+        self.stats.attended_keys += keys
+        if not reprefill:
+            return step(self.model, torch.tensor([ids], device=device), cache)
+        wall, cpu = time.perf_counter(), time.thread_time()
+        out = step(self.model, torch.tensor([ids], device=device), cache)
+        if out.logits.is_cuda:  # kernels are asynchronous: time their completion
+            torch.cuda.synchronize(out.logits.device)
+        self.stats.reprefill_seconds += time.perf_counter() - wall
+        self.stats.reprefill_cpu_seconds += time.thread_time() - cpu
+        self.stats.reprefill_attended_keys += keys
+        return out
+
     def _path_cache(self, node: Node) -> Any:
         """The full context's cache for ``node``, re-prefilling evicted tokens (kept after)."""
         cache = make_cache([])
@@ -171,7 +232,7 @@ class TreeSearch:
             if missing:
                 before = cache.get_seq_length()
                 device = n.next_logits.device if n.next_logits is not None else "cpu"
-                step(self.model, torch.tensor([missing], device=device), cache)
+                self._forward(missing, cache, device, reprefill=True)
                 self.stats.reprefill_tokens += len(missing)
                 self.stats.reprefills += 1
                 n.kv = _slice(layers_of(cache), before - n.kept)
@@ -187,7 +248,7 @@ class TreeSearch:
             done = tokens[-1] in self.eos or depth + len(tokens) >= self.max_tokens
             if done:
                 break
-            out = step(self.model, torch.tensor([[tokens[-1]]], device=device), cache)
+            out = self._forward([tokens[-1]], cache, device)
             logits = out.logits[0, -1].float()
             if len(tokens) >= self.segment or tokens[-1] in self.segment_end:
                 break
@@ -233,7 +294,16 @@ class TreeSearch:
             level = [c for c in children if not c.finished]
 
     def run(self, prompt_kv: list[LayerKV], first_logits: torch.Tensor) -> Node:
-        """Search from the prompt's cache; return the answering leaf."""
+        """Search from the prompt's cache; return the answering leaf (timed: the stats'
+        ``search_seconds`` / ``search_cpu_seconds``)."""
+        wall, cpu = time.perf_counter(), time.thread_time()
+        try:
+            return self._run(prompt_kv, first_logits)
+        finally:
+            self.stats.search_seconds = time.perf_counter() - wall
+            self.stats.search_cpu_seconds = time.thread_time() - cpu
+
+    def _run(self, prompt_kv: list[LayerKV], first_logits: torch.Tensor) -> Node:
         root = Node([], 0.0, None, prompt_kv, first_logits.float())
         self.nodes = [root]
         self.stats.total_tokens = root.kept
@@ -269,6 +339,46 @@ def search_tokens(
     return leaf.answer(), search.stats
 
 
+def cost_metadata(stats: SearchStats, config: Any, params: int) -> dict[str, Any]:
+    """The search's cost for the log: deterministic work (forwards, positions, attended
+    keys, FLOPs: the whole search's and the re-prefills' share) beside measured seconds
+    (wall and thread CPU), so the time eviction costs can be read on a busy machine too."""
+    return {
+        "forward_passes": stats.forward_passes,
+        "forward_tokens": stats.forward_tokens,
+        "attended_keys": stats.attended_keys,
+        "reprefill_attended_keys": stats.reprefill_attended_keys,
+        "search_flops": search_flops(config, params, stats.forward_tokens,
+                                     stats.attended_keys),
+        "reprefill_flops": search_flops(config, params, stats.reprefill_tokens,
+                                        stats.reprefill_attended_keys),
+        "search_seconds": stats.search_seconds,
+        "search_cpu_seconds": stats.search_cpu_seconds,
+        "reprefill_seconds": stats.reprefill_seconds,
+        "reprefill_cpu_seconds": stats.reprefill_cpu_seconds,
+        "torch_threads": torch.get_num_threads(),
+    }
+
+
+def _cost_ratios(mine: dict[str, Any], reference: dict[str, Any]) -> dict[str, float]:
+    """This search's cost over the unevicted search's on the same prompt: ``compute_ratio``
+    (FLOPs, deterministic: 1 + the re-prefills' share when the answers agree),
+    ``pass_ratio`` (model forwards: on a small model each forward costs about the same
+    whatever its length, so this tracks time better than FLOPs do) and
+    ``time_ratio`` (thread CPU seconds; the reference may have run minutes earlier in the
+    process, so it carries the load's drift). The counterparts of ``kv_ratio``."""
+    out = {"compute_ratio": mine["search_flops"] / reference["search_flops"]
+           if reference["search_flops"] else 1.0,
+           "pass_ratio": mine["forward_passes"] / reference["forward_passes"]
+           if reference["forward_passes"] else 1.0}
+    ref_cpu = float(reference["search_cpu_seconds"])
+    if ref_cpu > 0:  # a clock too coarse to see the reference leaves the ratio out
+        out["time_ratio"] = mine["search_cpu_seconds"] / ref_cpu
+    out["reference_search_cpu_seconds"] = ref_cpu
+    out["reference_search_seconds"] = float(reference["search_seconds"])
+    return out
+
+
 def _eos_of(lm: Any) -> set[int]:
     ids = {int(lm.tokenizer.eos_token_id)} if lm.tokenizer.eos_token_id is not None else set()
     configured = getattr(lm.model.generation_config, "eos_token_id", None)
@@ -280,6 +390,7 @@ def _eos_of(lm: Any) -> set[int]:
 
 
 _LINE_ENDS: dict[int, frozenset[int]] = {}
+_PARAMS: dict[int, int] = {}
 _REFERENCES: dict[tuple[Any, ...], tuple[list[int], SearchStats]] = {}
 """Unbudgeted searches by (model, prompt ids, options): the search is deterministic, so the
 cells of a budget sweep that share items (same process) run each reference once."""
@@ -347,6 +458,12 @@ class ArborKV(Method):
                                              **unbounded)
         return _REFERENCES[key]
 
+    def _params(self, model: Any) -> int:
+        key = id(model)
+        if key not in _PARAMS:
+            _PARAMS[key] = parameter_count(model)
+        return _PARAMS[key]
+
     def after_prefill(self, lm: Any, view: StepView, states: Sequence[RequestState]) -> Any:
         """Search every row from its unpadded prompt cache; remember the answers."""
         layers = layers_of(view.cache)
@@ -354,6 +471,7 @@ class ArborKV(Method):
         eos = _eos_of(lm)
         ends = line_end_tokens(lm.tokenizer) if self.thought == "line" else frozenset()
         per_token = full_kv_bytes(lm.model.config, 1)
+        params = self._params(lm.model)
         for state in states:
             b = state.index
             start = int(mask.shape[1] - mask[b].sum())
@@ -379,6 +497,7 @@ class ArborKV(Method):
                 "expansions": stats.expansions,
                 "nodes": stats.nodes,
                 "budget": -1 if self.options["budget"] is None else self.options["budget"],
+                **cost_metadata(stats, lm.model.config, params),
             }
             if self.reference:
                 ref, ref_stats = self._reference(lm, eos, row, logits, prompt, ends)
@@ -386,6 +505,8 @@ class ArborKV(Method):
                 run.agreement = prefix_agreement(tokens, ref)
                 run.kv_bytes_full = ref_stats.peak_tokens * per_token
                 run.extra["kv_tree_bytes_full"] = ref_stats.peak_tree_tokens * per_token
+                run.extra.update(_cost_ratios(run.extra, cost_metadata(
+                    ref_stats, lm.model.config, params)))
             state.data["arbor"] = tokens
             state.data["metadata"] = {"kv": run.metadata()}
         return None
@@ -422,6 +543,8 @@ def budget_sweep(
             "peak_tree_kv_bytes": stats.peak_tree_tokens * per_token,
             "reprefill_tokens": stats.reprefill_tokens,
             "evicted_tokens": stats.evicted_tokens,
+            "reprefill_cpu_seconds": stats.reprefill_cpu_seconds,
+            "search_cpu_seconds": stats.search_cpu_seconds,
             "agreement": prefix_agreement(tokens, reference),
             "answer": lm.tokenizer.decode(tokens),
         })
