@@ -24,6 +24,7 @@ cache as the root's KV) and the loop then emits the chosen answer's tokens::
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -357,6 +358,7 @@ def cost_metadata(stats: SearchStats, config: Any, params: int) -> dict[str, Any
         "reprefill_seconds": stats.reprefill_seconds,
         "reprefill_cpu_seconds": stats.reprefill_cpu_seconds,
         "torch_threads": torch.get_num_threads(),
+        "loadavg_1m": os.getloadavg()[0],  # the machine's load when the search ended
     }
 
 
