@@ -1,6 +1,7 @@
 """Generate the world and the scenario set for a seed.
 
     python -m environments.worldtravel.generate --seed 0 --out DIR [--n 150] [--jobs 2] [--progress]
+        [--construction binding-kinds]
 
 Scenario ``i`` depends only on ``(seed, i)``, so ``--jobs`` workers give the same bytes
 as one; ``--indices 0,5,9`` regenerates a subset (used by the determinism tests). The
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from environments.worldtravel.model import World
 from environments.worldtravel.scenario import Scenario
-from environments.worldtravel.scenarios import N_SCENARIOS, generate_scenario
+from environments.worldtravel.scenarios import CONSTRUCTIONS, N_SCENARIOS, generate_scenario
 from environments.worldtravel.solver import solvers_made
 from environments.worldtravel.store import write
 from environments.worldtravel.world import generate_world
@@ -36,12 +37,13 @@ def _world(seed: int) -> World:
     return generate_world(seed)
 
 
-def _one(args: tuple[int, int]) -> tuple[Scenario, int]:
-    """Scenario ``i`` of ``seed`` and the CP-SAT solves it took (in a worker process)."""
-    seed, i = args
+def _one(args: tuple[int, int, str]) -> tuple[Scenario, int]:
+    """Scenario ``i`` of ``seed`` under a construction and the CP-SAT solves it took (in
+    a worker process)."""
+    seed, i, construction = args
     world = _world(seed)
     before = solvers_made()
-    sc = generate_scenario(world, seed, i)
+    sc = generate_scenario(world, seed, i, construction=construction)
     return sc, solvers_made() - before
 
 
@@ -51,16 +53,20 @@ def build(
     jobs: int = 1,
     progress: bool = False,
     solves: list[int] | None = None,
+    construction: str = "default",
 ) -> list[Scenario]:
     """Scenarios ``indices`` for ``seed``, in order, with ``jobs`` worker processes
     (``progress``: a line on stderr per finished scenario; ``solves``: receives each
-    scenario's number of CP-SAT solves, in order)."""
+    scenario's number of CP-SAT solves, in order; ``construction``: one of
+    :data:`~environments.worldtravel.scenarios.CONSTRUCTIONS`, the default builds the
+    shipped set)."""
     out: list[Scenario] = []
     counts = solves if solves is not None else []
+    todo = [(seed, i, construction) for i in indices]
     if jobs <= 1:
-        return [_report(_one((seed, i)), len(indices), progress, out, counts) for i in indices]
+        return [_report(_one(job), len(indices), progress, out, counts) for job in todo]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        done = pool.map(_one, [(seed, i) for i in indices], chunksize=1)
+        done = pool.map(_one, todo, chunksize=1)
         return [_report(s, len(indices), progress, out, counts) for s in done]
 
 
@@ -94,11 +100,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--indices", type=str, default=None, help="comma-separated subset")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--progress", action="store_true", help="a line per scenario")
+    parser.add_argument("--construction", choices=CONSTRUCTIONS, default="default",
+                        help="binding-kinds: the experimental construction of issue 47 "
+                        "item 4 (not the shipped set)")
     args = parser.parse_args(argv)
     indices = [int(x) for x in args.indices.split(",")] if args.indices else list(range(args.n))
     start, cpu = time.perf_counter(), _cpu_seconds()
     solves: list[int] = []
-    scenarios = build(args.seed, indices, args.jobs, args.progress, solves)
+    scenarios = build(args.seed, indices, args.jobs, args.progress, solves, args.construction)
     world_path, scenario_path = write(args.out, _world(args.seed), scenarios)
     reasons: Counter[str] = Counter()
     for sc in scenarios:

@@ -39,6 +39,8 @@ How a scenario is made (why it is feasible, coupled and tight at once):
    ``coupling`` is the diagnostic of :func:`~environments.worldtravel.solver.coupling`:
    how many global constraints a day-1 first-sight decision can force a plan to break.
 Every solve has a deterministic work limit, so the bytes do not depend on the machine.
+``construction=BINDING_KINDS`` (:data:`BINDING_KINDS`, experimental, not the shipped
+set) makes every global constraint after the first three an either-or.
 The constraint count cycles over 8..30 (1-day trips carry 5 base + at least 3 global
 constraints; longer trips need 9). Scenario ``i`` depends only on ``(seed, i)``, so any
 subset regenerates identically.
@@ -890,8 +892,24 @@ REDRAW_REASONS: tuple[str, ...] = (
 """Why a frame is drawn again (counted per scenario in ``meta.redraws``)."""
 
 
-def generate_scenario(world: World, seed: int, i: int, plan_cap: int = PLAN_CAP) -> Scenario:
-    """Scenario ``i`` of the set for ``seed`` (independent of every other index)."""
+BINDING_KINDS = "binding-kinds"
+"""A non-default construction (issue 47 item 4, experimental; the shipped set does not
+use it): the global constraints beyond the first :data:`MIN_GLOBAL` (the dooming
+precedence, one drawn kind and the total budget) are all ``either_or``, the kind the
+decoys break on every instance of the shipped set (``stats --json`` ->
+``decoy_globals`` shows why the default's extra constraints bind only about half the
+time: ``if_then``, ``all_different``, category budgets and counts rarely bind). So the
+binding global constraints grow with the constraint count. It changes the set."""
+CONSTRUCTIONS: tuple[str, ...] = ("default", BINDING_KINDS)
+
+
+def generate_scenario(
+    world: World, seed: int, i: int, plan_cap: int = PLAN_CAP, construction: str = "default"
+) -> Scenario:
+    """Scenario ``i`` of the set for ``seed`` (independent of every other index);
+    ``construction``: one of :data:`CONSTRUCTIONS` (the default builds the shipped set)."""
+    if construction not in CONSTRUCTIONS:
+        raise ValueError(f"unknown construction {construction!r} ({', '.join(CONSTRUCTIONS)})")
     from environments.worldtravel.planners import PLANNERS, decoy_plans
 
     days, count = trip_days(i), target_count(i)
@@ -917,6 +935,9 @@ def generate_scenario(world: World, seed: int, i: int, plan_cap: int = PLAN_CAP)
         local_kinds = _kinds(rng, n_local, local_weights, {"walk_limit"})
         global_weights = {k: w for k, (w, _) in GLOBAL_SAMPLERS.items()} | POST_GLOBAL_WEIGHTS
         global_kinds = _kinds(rng, n_global - 1, global_weights, set())  # + the total budget
+        if construction == BINDING_KINDS:  # same draws from rng, so the frame stays
+            keep = MIN_GLOBAL - 1
+            global_kinds = global_kinds[:keep] + ["either_or"] * (len(global_kinds) - keep)
         local = _sample_local(
             world, sc, witness.plan, rng, [k for k in local_kinds if k in SAMPLERS]
         )
