@@ -395,17 +395,25 @@ def decoy_globals(scenarios: list[Scenario]) -> dict[str, Any]:
     ``meta.decoys_fail``: the global-blind members' failed constraints on the kept
     draw), by constraint-count bucket and by trip length: ``n`` scenarios, ``global``
     (mean global constraints), ``broken`` (mean, over scenarios, of the decoys' mean
-    number of broken global constraints) and ``share_broken`` (mean of broken/global).
+    number of broken global constraints) and ``share_broken`` (mean of broken/global);
+    ``by_kind``: per global kind, the share of its instances the decoys break.
 
     Why (issue 47 item 4): the count effect depends on whether the global constraints
     that a larger count adds *bind*. ``broken`` growing with the count while
     ``share_broken`` falls says the added ones bind less often than the first few (the
     graded response, a share, then rises with the count)."""
     rows: list[tuple[str, str, int, float]] = []
+    held: Counter[str] = Counter()  # instances of a kind, times the decoys that faced it
+    hit: Counter[str] = Counter()
     for s in scenarios:
         fails = s.meta.get("decoys_fail") or {}
         if not fails or not s.n_global:
             continue
+        for c in s.constraints:
+            if c.kind in GLOBAL_KINDS:
+                held[c.kind] += len(fails)
+        for kinds in fails.values():
+            hit.update(k for k in kinds if k in GLOBAL_KINDS)
         broken = float(np.mean([sum(k in GLOBAL_KINDS for k in kinds)
                                 for kinds in fails.values()]))
         rows.append((bucket(s.n_constraints), str(s.days), s.n_global, broken))
@@ -425,7 +433,8 @@ def decoy_globals(scenarios: list[Scenario]) -> dict[str, Any]:
                                                    else len(order), k))
         }
 
-    return {"by_bucket": grouped(0, _buckets()), "by_days": grouped(1, [])}
+    return {"by_bucket": grouped(0, _buckets()), "by_days": grouped(1, []),
+            "by_kind": {k: round(hit[k] / held[k], 3) for k in sorted(held)}}
 
 
 def redraw_summary(scenarios: list[Scenario]) -> dict[str, Any]:

@@ -32,6 +32,7 @@ def test_every_global_broken_gives_share_one_and_local_failures_do_not_count() -
     assert all(r["share_broken"] == 1.0 and r["broken"] == r["global"] for r in rows)
     assert sum(r["n"] for r in out["by_bucket"].values()) == 40
     assert sum(r["n"] for r in out["by_days"].values()) == 40
+    assert out["by_kind"] and set(out["by_kind"].values()) == {1.0}
 
 
 def test_a_fixed_number_broken_falls_as_a_share_where_the_count_adds_globals() -> None:
@@ -45,4 +46,14 @@ def test_a_fixed_number_broken_falls_as_a_share_where_the_count_adds_globals() -
         assert abs(row["share_broken"] - sum(2 / s.n_global for s in mine) / len(mine)) < 1e-3
     shares = [r["share_broken"] for r in out["by_bucket"].values()]
     assert shares[0] > shares[-1]  # more globals at higher counts
-    assert decoy_globals([_with_fails(scs[0], [])]) == {"by_bucket": {}, "by_days": {}}
+    assert decoy_globals([_with_fails(scs[0], [])]) == {
+        "by_bucket": {}, "by_days": {}, "by_kind": {}}
+
+
+def test_by_kind_counts_each_decoy_against_each_instance() -> None:
+    sc = next(s for s in shipped_scenarios() if _globals(s).count("either_or") >= 2)
+    # two decoys: one breaks one either-or instance, the other breaks none
+    out = decoy_globals([_with_fails(sc, [["either_or"], []])])
+    n = _globals(sc).count("either_or")
+    assert out["by_kind"]["either_or"] == round(1 / (2 * n), 3)
+    assert all(v == 0.0 for k, v in out["by_kind"].items() if k != "either_or")
