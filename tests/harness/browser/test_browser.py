@@ -83,6 +83,18 @@ def test_screenshot_is_a_real_image_of_the_page(site: Path) -> None:
     assert red == red_again and red != blue
 
 
+async def _until_blocked(session: BrowserSession, suffixes: tuple[str, ...],
+                         limit_s: float = 30.0) -> None:
+    """Wait until the page's sub-requests ending in ``suffixes`` have reached the route
+    handler (or ``limit_s`` passes: the assertions then name the missing one). A condition,
+    not a fixed pause, so a loaded machine (.ci/test's parallel phase) only makes it slower."""
+    deadline = asyncio.get_running_loop().time() + limit_s
+    while asyncio.get_running_loop().time() < deadline:
+        if all(any(u.endswith(s) for u in session.blocked) for s in suffixes):
+            return
+        await session.page.wait_for_timeout(50)
+
+
 async def _blocked(site: Path, other: Path) -> tuple[list[str], list[str], list[str], str]:
     with StaticSiteServer(other) as outside, StaticSiteServer(site) as server:
         probe = f"""<!doctype html><title>probe</title><body>
@@ -97,7 +109,7 @@ document.title = "probe done";
         (site / "probe.html").write_text(probe)
         async with BrowserSession(server.origin) as session:
             await session.navigate("/probe.html")
-            await session.page.wait_for_timeout(500)
+            await _until_blocked(session, ("/x.css", "/pixel.png", "/frame.html", "/fetch"))
             with pytest.raises(BrowserError):
                 await session.navigate(f"{outside.origin}/direct.html")
             with pytest.raises(BrowserError):
