@@ -40,7 +40,7 @@ from typing import Any
 
 from environments.probes.needle import NeedleItem, digit_accuracy, make_item, make_items
 
-__all__ = ["HELD_OUT_N", "PILOT_STREAM", "TRAIN_STREAM", "finetune", "held_out_keys",
+__all__ = ["HELD_OUT_N", "LOSSES", "PILOT_STREAM", "TRAIN_STREAM", "finetune", "held_out_keys",
            "load_product", "main", "needle_rows", "pilot", "recall", "train_items"]
 
 TRAIN_STREAM = 10_000
@@ -78,9 +78,24 @@ def train_items(n: int, seed: int) -> list[NeedleItem]:
     return out
 
 
-def needle_rows(items: Sequence[NeedleItem]) -> list[tuple[list[int], list[int]]]:
-    """(prompt bytes, key bytes) token rows: the byte LM's token ``b`` is byte ``b``."""
-    return [(list(i.prompt.encode()), list(i.target.encode())) for i in items]
+LOSSES = ("answer", "text")
+"""Where the fine-tune's loss sits: on the key's digits only (``answer``), or on every byte
+of the item after the first (``text``: the repeating filler is itself a copy-from-context
+signal, about 45x more targets a row than the 4 digits)."""
+
+
+def needle_rows(items: Sequence[NeedleItem],
+                loss: str = "answer") -> list[tuple[list[int], list[int]]]:
+    """(prompt, answer) token rows for :func:`methods.recipes.tinylm.answer_batches` (the
+    byte LM's token ``b`` is byte ``b``): the prompt and the key for ``answer``; the first
+    byte and all the rest for ``text``."""
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {', '.join(LOSSES)}")
+    rows = []
+    for i in items:
+        prompt, key = list(i.prompt.encode()), list(i.target.encode())
+        rows.append((prompt, key) if loss == "answer" else (prompt[:1], prompt[1:] + key))
+    return rows
 
 
 def finetune(model: Any, rows: list[tuple[list[int], list[int]]], steps: int, lr: float,
@@ -136,14 +151,14 @@ def load_product(folder: Path) -> Any:
 
 
 def pilot(bases: dict[str, Path], checkpoints: Sequence[int], *, items: int, lr: float,
-          batch: int, seed: int, n_eval: int = 64) -> dict[str, Any]:
+          batch: int, seed: int, n_eval: int = 64, loss: str = "answer") -> dict[str, Any]:
     """Recall on :data:`PILOT_STREAM` items at each checkpoint of one fine-tuning run per
     base product (arm label -> product folder): the curve a budget is chosen from."""
     import torch
 
     from methods.recipes import tinylm
 
-    rows = needle_rows(train_items(items, seed))
+    rows = needle_rows(train_items(items, seed), loss)
     held = make_items(n_eval, seed=PILOT_STREAM, n_filler=N_FILLER, digits=DIGITS)
     last = max(checkpoints)
     curves: dict[str, list[dict[str, Any]]] = {}
@@ -163,6 +178,7 @@ def pilot(bases: dict[str, Path], checkpoints: Sequence[int], *, items: int, lr:
                 curve.append({"step": stop, **recall(model.eval(), held)})
         curves[arm] = curve
     return {"items": items, "lr": lr, "batch": batch, "seed": seed, "n_eval": n_eval,
+            "loss": loss,
             "schedule_steps": last, "eval_stream": PILOT_STREAM, "curves": curves}
 
 
@@ -182,6 +198,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--loss", choices=LOSSES, default="answer")
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
     bases = {}
@@ -190,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         bases[label] = build_product("procedural-pretraining",
                                      {"kind": kind, "fraction": float(fraction)}, args.seed)
     result = pilot(bases, [int(s) for s in args.steps.split(",")], items=args.items,
-                   lr=args.lr, batch=args.batch, seed=args.seed)
+                   lr=args.lr, batch=args.batch, seed=args.seed, loss=args.loss)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({arm: [(c["step"], round(c["accuracy"], 3)) for c in curve]
                       for arm, curve in result["curves"].items()}))

@@ -45,6 +45,10 @@ def test_training_items_are_held_out() -> None:
     prompt, answer = ft.needle_rows(ft.train_items(1, 0))[0]
     assert bytes(prompt).decode().endswith("The pass key is ")  # the evaluated format
     assert bytes(answer).decode().isdigit() and len(answer) == 4
+    first, rest = ft.needle_rows(ft.train_items(1, 0), loss="text")[0]
+    assert first + rest == prompt + answer and len(first) == 1  # every byte after the first
+    with pytest.raises(ValueError):
+        ft.needle_rows(ft.train_items(1, 0), loss="digits")
 
 
 @pytest.mark.slow  # seven tiny builds: ~10 s on a busy machine
