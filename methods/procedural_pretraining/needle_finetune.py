@@ -40,8 +40,8 @@ from typing import Any
 
 from environments.probes.needle import NeedleItem, digit_accuracy, make_item, make_items
 
-__all__ = ["HELD_OUT_N", "LOSSES", "PILOT_STREAM", "TRAIN_STREAM", "finetune", "held_out_keys",
-           "load_product", "main", "needle_rows", "pilot", "recall", "train_items"]
+__all__ = ["HELD_OUT_N", "LOSSES", "PILOT_STREAM", "RECIPE_LOSS", "TRAIN_STREAM", "finetune",
+           "held_out_keys", "load_product", "main", "needle_rows", "pilot", "recall", "train_items"]
 
 TRAIN_STREAM = 10_000
 """Fine-tuning items of seed ``s`` come from item stream ``TRAIN_STREAM + s``."""
@@ -82,6 +82,12 @@ LOSSES = ("answer", "text")
 """Where the fine-tune's loss sits: on the key's digits only (``answer``), or on every byte
 of the item after the first (``text``: the repeating filler is itself a copy-from-context
 signal, about 45x more targets a row than the 4 digits)."""
+
+
+RECIPE_LOSS = "text"
+"""The loss the recipe's ``finetune_steps`` option trains with. Chosen by the pilots: on the
+key's digits only, 300 steps at lr 1e-3 left both seed-0 arms at 0 of 64 exact recalls
+(digits in place 0.16, chance 0.10)."""
 
 
 def needle_rows(items: Sequence[NeedleItem],

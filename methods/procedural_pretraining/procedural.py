@@ -228,7 +228,7 @@ def _finetuned(options: dict[str, Any], cfg: Any, seed: int, out_dir: Path,
     base = build_product("procedural-pretraining", base_options, seed,
                          cache_root=out_dir.parent.parent)
     model = ft.load_product(base)
-    rows = ft.needle_rows(ft.train_items(int(options["finetune_items"]), seed))
+    rows = ft.needle_rows(ft.train_items(int(options["finetune_items"]), seed), ft.RECIPE_LOSS)
     ft.finetune(model, rows, int(options["finetune_steps"]), float(options["finetune_lr"]),
                 int(options["finetune_batch"]), seed, cfg.threads,
                 lambda **row: log.step(**row))
@@ -236,7 +236,8 @@ def _finetuned(options: dict[str, Any], cfg: Any, seed: int, out_dir: Path,
     (out_dir / "finetune.json").write_text(json.dumps({
         "base": base.name, "task": "needle", "items_stream": ft.TRAIN_STREAM + seed,
         "items": int(options["finetune_items"]), "steps": int(options["finetune_steps"]),
-        "lr": float(options["finetune_lr"]), "batch": int(options["finetune_batch"])},
+        "lr": float(options["finetune_lr"]), "batch": int(options["finetune_batch"]),
+        "loss": ft.RECIPE_LOSS},
         indent=2) + "\n")
 
 
