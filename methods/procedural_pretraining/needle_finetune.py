@@ -84,10 +84,12 @@ of the item after the first (``text``: the repeating filler is itself a copy-fro
 signal, about 45x more targets a row than the 4 digits)."""
 
 
-RECIPE_LOSS = "text"
-"""The loss the recipe's ``finetune_steps`` option trains with. Chosen by the pilots: on the
-key's digits only, 300 steps at lr 1e-3 left both seed-0 arms at 0 of 64 exact recalls
-(digits in place 0.16, chance 0.10)."""
+RECIPE_LOSS = "answer"
+"""The loss the recipe's ``finetune_steps`` option trains with: the better of the two pilots
+(seed 0, 64 pilot items, both arms). On the key's digits only, 300 steps at lr 1e-3 left 0
+exact recalls but the digits in place rose to 0.16 / 0.16 (chance 0.10); on every byte, 600
+steps at lr 3e-3 left the digits at chance (0.10-0.11): the filler's own copy signal is
+learnt, the key's is not."""
 
 
 def needle_rows(items: Sequence[NeedleItem],
