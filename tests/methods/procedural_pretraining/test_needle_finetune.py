@@ -120,3 +120,15 @@ def test_recall_scores_greedy_completions_like_the_task() -> None:
     wrong = item.target[:2] + ("0" if item.target[2] != "0" else "1") + item.target[3]
     assert ft.recall(Echo(wrong.encode(), start), [item]) == {"accuracy": 0.0,
                                                               "digits": 0.75}
+
+
+def test_pilot_scores_each_arm_at_each_checkpoint(tmp_path: Path) -> None:
+    bases = {arm: build_product("procedural-pretraining", {**TINY, "fraction": f}, seed=0,
+                                cache_root=tmp_path) for arm, f in (("none", 0.0), ("d", 0.5))}
+    run = ft.pilot(bases, [2, 1], items=8, lr=1e-2, batch=2, seed=0, n_eval=3)
+    again = ft.pilot(bases, [1, 2], items=8, lr=1e-2, batch=2, seed=0, n_eval=3)
+    assert run == again  # seeded: the same curves
+    assert run["schedule_steps"] == 2 and run["eval_stream"] == ft.PILOT_STREAM
+    for curve in run["curves"].values():
+        assert [c["step"] for c in curve] == [0, 1, 2]
+        assert all(0.0 <= c["accuracy"] <= c["digits"] <= 1.0 for c in curve)
