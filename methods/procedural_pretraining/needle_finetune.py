@@ -12,9 +12,10 @@ same order, same learning rate, seeded by the replicate's seed — and is then s
 needles it never saw (``harness/needle``, item stream seed 0). Everything that differs
 between two arms of one replicate is the pretrained weights.
 
-The fine-tuning data: ``items`` needle items of :func:`environments.probes.needle.make_items`
-from the stream ``TRAIN_STREAM + seed``, leaving out every item whose key is one of the
-scored items' (the first 256 of stream 0, the test's, and of :data:`PILOT_STREAM`, the
+The fine-tuning data: ``items`` needle items of the ``harness/needle`` task (its samples,
+read through the task: a method imports no environment) from the item stream
+``TRAIN_STREAM + seed``, leaving out every item whose key is one of the scored items'
+(the first 256 of stream 0, the test's, and of :data:`PILOT_STREAM`, the
 pilot's: :func:`held_out_keys`), in exactly the evaluated format (the prompt's bytes with no
 ``<|bos|>``, as the ``whitebox/`` provider feeds them), loss on the key's digits only
 (:func:`methods.recipes.tinylm.answer_batches`); fresh AdamW, linear warmup over a tenth of
@@ -33,15 +34,16 @@ leaves neither arm at 0 or 1. Run through the recipe's ``finetune_steps`` option
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from environments.probes.needle import NeedleItem, digit_accuracy, make_item, make_items
-
-__all__ = ["HELD_OUT_N", "LOSSES", "PILOT_STREAM", "RECIPE_LOSS", "TRAIN_STREAM", "finetune",
-           "held_out_keys", "load_product", "main", "needle_rows", "pilot", "recall", "train_items"]
+__all__ = ["HELD_OUT_N", "LOSSES", "NEEDLE_TASK", "PILOT_STREAM", "RECIPE_LOSS", "TRAIN_STREAM",
+           "Needle", "digits_in_place", "finetune", "held_out_keys", "load_product", "main",
+           "needle_rows", "needles", "pilot", "recall", "train_items"]
 
 TRAIN_STREAM = 10_000
 """Fine-tuning items of seed ``s`` come from item stream ``TRAIN_STREAM + s``."""
@@ -49,6 +51,32 @@ PILOT_STREAM = 9_999
 """The items the pilot scores to choose the budget (neither the test's nor training's)."""
 N_FILLER, DIGITS = 8, 4
 """The item shape of ``harness/needle``'s defaults (about 175-190 bytes an item)."""
+NEEDLE_TASK = "harness/needle"
+
+
+@dataclass(frozen=True)
+class Needle:
+    """One needle item: the prompt (filler with the needle, newline, cue) and its key."""
+
+    prompt: str
+    target: str
+
+
+def needles(n: int, stream: int) -> list[Needle]:
+    """The first ``n`` items of ``harness/needle``'s item stream ``stream`` (its samples:
+    same stream, same items, as the task scores them)."""
+    from harness.factorial.cells import load_task
+
+    task = load_task(NEEDLE_TASK, {"n": n, "seed": stream, "n_filler": N_FILLER,
+                                   "digits": DIGITS})
+    return [Needle(str(s.input), str(s.target)) for s in task.dataset]
+
+
+def digits_in_place(completion: str, key: str) -> float:
+    """Share of the key's digits the completion has at the same position, leading white
+    space ignored (``harness/needle``'s ``digits`` score)."""
+    text = completion.lstrip()
+    return sum(a == b for a, b in zip(text, key, strict=False)) / len(key) if key else 0.0
 
 
 HELD_OUT_N = 256
@@ -56,26 +84,24 @@ HELD_OUT_N = 256
 items: no fine-tuning item carries one of their keys."""
 
 
+@functools.cache
 def held_out_keys() -> frozenset[str]:
     """Keys of the scored items. The item space is small (10^4 keys x 9 depths x a few
     filler phases), so a seeded training stream of 2,048 items repeats a test item now and
     then; leaving out every item with a scored key makes the test needles unseen."""
-    return frozenset(i.target for s in (0, PILOT_STREAM)
-                     for i in make_items(HELD_OUT_N, seed=s, n_filler=N_FILLER, digits=DIGITS))
+    return frozenset(i.target for s in (0, PILOT_STREAM) for i in needles(HELD_OUT_N, s))
 
 
-def train_items(n: int, seed: int) -> list[NeedleItem]:
+def train_items(n: int, seed: int) -> list[Needle]:
     """The ``n`` fine-tuning items of replicate ``seed``: the item stream
     ``TRAIN_STREAM + seed`` without the items whose key is held out."""
     held = held_out_keys()
-    out: list[NeedleItem] = []
-    index = 0
-    while len(out) < n:
-        item = make_item(index, TRAIN_STREAM + seed, N_FILLER, DIGITS)
-        if item.target not in held:
-            out.append(item)
-        index += 1
-    return out
+    draw = n + n // 8 + 64  # about 2.5% of a stream's keys are held out
+    while True:
+        kept = [i for i in needles(draw, TRAIN_STREAM + seed) if i.target not in held]
+        if len(kept) >= n:
+            return kept[:n]
+        draw *= 2
 
 
 LOSSES = ("answer", "text")
@@ -92,7 +118,7 @@ steps at lr 3e-3 left the digits at chance (0.10-0.11): the filler's own copy si
 learnt, the key's is not."""
 
 
-def needle_rows(items: Sequence[NeedleItem],
+def needle_rows(items: Sequence[Needle],
                 loss: str = "answer") -> list[tuple[list[int], list[int]]]:
     """(prompt, answer) token rows for :func:`methods.recipes.tinylm.answer_batches` (the
     byte LM's token ``b`` is byte ``b``): the prompt and the key for ``answer``; the first
@@ -127,7 +153,7 @@ def finetune(model: Any, rows: list[tuple[list[int], list[int]]], steps: int, lr
     return model
 
 
-def recall(model: Any, items: Sequence[NeedleItem]) -> dict[str, float]:
+def recall(model: Any, items: Sequence[Needle]) -> dict[str, float]:
     """Greedy recall of ``items``: the share whose completion starts with the whole key
     (``accuracy``) and the mean share of key digits in place (``digits``), as
     ``harness/needle`` scores them (the pilot's quick scorer; the study scores through
@@ -144,7 +170,7 @@ def recall(model: Any, items: Sequence[NeedleItem]) -> dict[str, float]:
                 out.append(nxt)
                 ids = torch.cat([ids, torch.tensor([[nxt]])], dim=1)
             text = bytes(b for b in out if b < 256).decode("utf-8", "replace")
-            d = digit_accuracy(text, item.target)
+            d = digits_in_place(text, item.target)
             exact += float(d == 1.0)
             digits += d
     n = max(len(items), 1)
@@ -167,7 +193,7 @@ def pilot(bases: dict[str, Path], checkpoints: Sequence[int], *, items: int, lr:
     from methods.recipes import tinylm
 
     rows = needle_rows(train_items(items, seed), loss)
-    held = make_items(n_eval, seed=PILOT_STREAM, n_filler=N_FILLER, digits=DIGITS)
+    held = needles(n_eval, PILOT_STREAM)
     last = max(checkpoints)
     curves: dict[str, list[dict[str, Any]]] = {}
     for arm, folder in bases.items():

@@ -16,7 +16,7 @@ pytest.importorskip("transformers")
 
 import torch  # noqa: E402
 
-from environments.probes.needle import make_items  # noqa: E402
+from environments.probes.needle import digit_accuracy, make_item, make_items  # noqa: E402
 from harness.plugins.recipe import build_product, product_dir  # noqa: E402
 from harness.results import read_training_log  # noqa: E402
 from methods.procedural_pretraining import needle_finetune as ft  # noqa: E402
@@ -36,11 +36,17 @@ def test_training_items_are_held_out() -> None:
     scored = {i.target for s in (0, ft.PILOT_STREAM) for i in make_items(64, seed=s)}
     raw = make_items(2048, seed=ft.TRAIN_STREAM)  # the unfiltered stream repeats test keys
     assert scored & {i.target for i in raw}
-    for seed in (0, 1, 2):
-        train = ft.train_items(2048, seed)
-        assert len(train) == 2048 and not scored & {i.target for i in train}
-        assert len({i.target for i in train}) > 1000  # many distinct keys, not a few
-    assert ft.train_items(2048, 0) == ft.train_items(2048, 0)
+    # read through the task: the generator's own items, in stream order
+    assert ft.needles(3, 7) == [ft.Needle(i.prompt, i.target) for i in make_items(3, seed=7)]
+    head = ft.train_items(40, 0)
+    assert head[0] == ft.Needle(make_item(0, ft.TRAIN_STREAM).prompt,
+                                 make_item(0, ft.TRAIN_STREAM).target)
+    for text in ("1234", " 1234.", "12", "9234", ""):
+        assert ft.digits_in_place(text, "1234") == digit_accuracy(text, "1234")
+    train = ft.train_items(2048, 0)
+    assert len(train) == 2048 and not scored & {i.target for i in train}
+    assert len({i.target for i in train}) > 1000  # many distinct keys, not a few
+    assert ft.train_items(300, 0) == train[:300]
     assert ft.train_items(8, 0) != ft.train_items(8, 1)
     prompt, answer = ft.needle_rows(ft.train_items(1, 0))[0]
     assert bytes(prompt).decode().endswith("The pass key is ")  # the evaluated format
@@ -113,7 +119,8 @@ def test_recall_scores_greedy_completions_like_the_task() -> None:
             logits[0, -1, self.key[i] if i < len(self.key) else 0] = 1.0
             return type("Out", (), {"logits": logits})()
 
-    item = make_items(1, seed=3)[0]
+    made = make_items(1, seed=3)[0]
+    item = ft.Needle(made.prompt, made.target)
     start = len(item.prompt.encode())
     assert ft.recall(Echo(item.target.encode(), start), [item]) == {"accuracy": 1.0,
                                                                     "digits": 1.0}
