@@ -90,3 +90,21 @@ def test_end_to_end_eval_runs_both_trainers_on_a_tiny_world(tmp_path: Path) -> N
     assert rows["reward"]["method"][3] == 2 and rows["reward"]["baseline"][3] == 2
     assert 0.0 <= rows["reward"]["method"][0] <= 1.0
     assert "train_collapse" in rows and "kl_ref_last" in rows
+
+
+@pytest.mark.parametrize(("vocab", "length", "n_constraints"), [(12, 24, 32), (16, 32, 48)])
+def test_harder_worlds_leave_room_above_the_pretraining_distribution(
+        vocab: int, length: int, n_constraints: int) -> None:
+    """The worlds piloted for methods/studies/udm_grpo_hard: reward 1 stays reachable inside
+    the chain's support, while the chain's own strings (what pretraining imitates) score far
+    below it and below the default world's, so RL has more than the claimed 0.27 to gain."""
+    world = make_world(0, vocab=vocab, length=length, n_constraints=n_constraints)
+    assert len(world.constraints) == n_constraints
+    assert constraint_reward(world.constraints, world.witness) == 1.0
+    assert in_support(world, world.witness)
+    easy = make_world(0)
+    corpus, easy_corpus = sample_corpus(world, 500, 1), sample_corpus(easy, 500, 1)
+    mean = sum(constraint_reward(world.constraints, s) for s in corpus) / len(corpus)
+    easy_mean = sum(constraint_reward(easy.constraints, s) for s in easy_corpus) / 500
+    assert 0.05 < mean < easy_mean < 0.5
+    assert max(constraint_reward(world.constraints, s) for s in corpus) < 0.73
