@@ -134,21 +134,32 @@ def needle_rows(items: Sequence[Needle],
 
 def finetune(model: Any, rows: list[tuple[list[int], list[int]]], steps: int, lr: float,
              batch: int, seed: int, threads: int = 1,
-             log: Callable[..., None] | None = None) -> Any:
+             log: Callable[..., None] | None = None,
+             checkpoints: Sequence[int] = (),
+             at_checkpoint: Callable[[int, Any], None] | None = None) -> Any:
     """Train ``model`` (a plain tiny Llama, in place) for ``steps`` AdamW steps on ``rows``,
-    loss on the answers only; returns it in eval mode. Same arguments, same weights."""
+    loss on the answers only; returns it in eval mode. Same arguments, same weights.
+    ``at_checkpoint(step, model)`` is called (model in eval mode) after each step of
+    ``checkpoints`` that is within ``steps``: the pilot's curve comes from the same run, so a
+    checkpoint of a longer schedule is not mistaken for a shorter run."""
     import torch
 
     from methods.recipes import tinylm
 
     cfg = tinylm.TinyConfig(steps=max(steps, 1), lr=lr, warmup=max(1, steps // 10),
                             batch=batch, threads=threads)
+    stops = sorted({c for c in checkpoints if 0 < c < steps} | {steps})
     with tinylm.deterministic(threads):
         gen = torch.Generator().manual_seed(seed)
         opt = tinylm.make_optimizer(model, cfg)
-        tinylm.train_steps(model, opt, range(1, steps + 1),
-                           tinylm.answer_batches(rows, batch, gen), tinylm.cosine_lr(cfg),
-                           0, log, phase="finetune")
+        batches = tinylm.answer_batches(rows, batch, gen)
+        done = 0
+        for stop in stops:
+            tinylm.train_steps(model, opt, range(done + 1, stop + 1), batches,
+                               tinylm.cosine_lr(cfg), 0, log, phase="finetune")
+            done = stop
+            if at_checkpoint is not None and stop in checkpoints:
+                at_checkpoint(stop, model.eval())
     model.eval()
     return model
 
@@ -188,32 +199,22 @@ def pilot(bases: dict[str, Path], checkpoints: Sequence[int], *, items: int, lr:
           batch: int, seed: int, n_eval: int = 64, loss: str = "answer") -> dict[str, Any]:
     """Recall on :data:`PILOT_STREAM` items at each checkpoint of one fine-tuning run per
     base product (arm label -> product folder): the curve a budget is chosen from."""
-    import torch
-
-    from methods.recipes import tinylm
-
     rows = needle_rows(train_items(items, seed), loss)
     held = needles(n_eval, PILOT_STREAM)
-    last = max(checkpoints)
     curves: dict[str, list[dict[str, Any]]] = {}
     for arm, folder in bases.items():
         model = load_product(folder)
-        cfg = tinylm.TinyConfig(steps=last, lr=lr, warmup=max(1, last // 10), batch=batch)
         curve = [{"step": 0, **recall(model.eval(), held)}]
-        with tinylm.deterministic(1):
-            gen = torch.Generator().manual_seed(seed)
-            opt = tinylm.make_optimizer(model, cfg)
-            batches = tinylm.answer_batches(rows, batch, gen)
-            done = 0
-            for stop in sorted(checkpoints):
-                tinylm.train_steps(model, opt, range(done + 1, stop + 1), batches,
-                                   tinylm.cosine_lr(cfg), 0)
-                done = stop
-                curve.append({"step": stop, **recall(model.eval(), held)})
+
+        def score(step: int, trained: Any, curve: list[dict[str, Any]] = curve) -> None:
+            curve.append({"step": step, **recall(trained, held)})
+
+        finetune(model, rows, max(checkpoints), lr, batch, seed, checkpoints=checkpoints,
+                 at_checkpoint=score)
         curves[arm] = curve
     return {"items": items, "lr": lr, "batch": batch, "seed": seed, "n_eval": n_eval,
             "loss": loss,
-            "schedule_steps": last, "eval_stream": PILOT_STREAM, "curves": curves}
+            "schedule_steps": max(checkpoints), "eval_stream": PILOT_STREAM, "curves": curves}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
