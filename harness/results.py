@@ -557,22 +557,31 @@ def _sample_json(log_file: PathLike, sample_id: str | int, epoch: int) -> dict[s
 def read_model_calls(log_file: PathLike, sample_id: str | int,
                      epoch: int = 1) -> pl.DataFrame:
     """One sample's model calls in order: ``input_tokens``, ``output_tokens``,
-    ``cache_read_tokens`` (prompt tokens re-used from an earlier call) and ``seconds``.
+    ``cache_read_tokens`` (prompt tokens re-used from an earlier call), ``seconds``,
+    ``stop_reason`` (the first choice's: ``max_tokens`` when the reply was cut by its cap)
+    and ``max_tokens`` (the cap the call was made with; null when none was set).
 
     Why: an agent episode's cost is per turn (how much of each prompt was processed again);
-    the results frame sums a sample's usage.
+    the results frame sums a sample's usage. A method's replies cut by the token cap are a
+    property of the calls, not of the score, so whoever reports them reads them here.
     """
     rows = []
     for event in _sample_json(log_file, sample_id, epoch).get("events") or []:
         if event.get("event") != "model":
             continue
-        usage = (event.get("output") or {}).get("usage") or {}
+        output = event.get("output") or {}
+        usage = output.get("usage") or {}
+        choices = output.get("choices") or [{}]
+        cap = (event.get("config") or {}).get("max_tokens")
         rows.append({"input_tokens": int(usage.get("input_tokens") or 0),
                      "output_tokens": int(usage.get("output_tokens") or 0),
                      "cache_read_tokens": int(usage.get("input_tokens_cache_read") or 0),
-                     "seconds": float(event.get("working_time") or 0.0)})
+                     "seconds": float(event.get("working_time") or 0.0),
+                     "stop_reason": _text(choices[0].get("stop_reason")),
+                     "max_tokens": None if cap is None else int(cap)})
     schema = {"input_tokens": pl.Int64(), "output_tokens": pl.Int64(),
-              "cache_read_tokens": pl.Int64(), "seconds": pl.Float64()}
+              "cache_read_tokens": pl.Int64(), "seconds": pl.Float64(),
+              "stop_reason": pl.Utf8(), "max_tokens": pl.Int64()}
     return pl.DataFrame(rows, schema=schema)
 
 
