@@ -103,13 +103,24 @@ def _draw(rng: random.Random, seed: int, gkind: GoalKind) -> Instance:
                     goal=Goal(kind=gkind, obj=obj, target=target.name, count=need))
 
 
+def goal_kind_of(seed: int) -> GoalKind:
+    """The goal kind :func:`generate` draws for ``seed`` (its generator's first draw).
+
+    Why: a caller that keeps only some kinds (short plans exist only for some: a place goal
+    can take 4 actions, a heat goal never fewer than 6) can skip a seed without searching
+    :data:`MAX_DRAWS` houses for a plan length that kind cannot reach.
+    """
+    kind: GoalKind = random.Random(seed).choice(GOAL_KINDS)
+    return kind
+
+
 def generate(seed: int, min_steps: int = DEFAULT_MIN_STEPS,
              max_steps: int = DEFAULT_MAX_STEPS) -> Instance:
     """The instance of ``seed``: solvable, optimal plan length within the bounds."""
     if min_steps > max_steps:
         raise ValueError(f"min_steps {min_steps} exceeds max_steps {max_steps}")
     rng = random.Random(seed)
-    gkind: GoalKind = rng.choice(GOAL_KINDS)
+    gkind: GoalKind = rng.choice(GOAL_KINDS)  # the draw goal_kind_of repeats
     for _ in range(MAX_DRAWS):
         inst = _draw(rng, seed, gkind)
         plan = shortest_plan(inst)
