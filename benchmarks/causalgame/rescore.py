@@ -109,8 +109,10 @@ def summarise(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "unsubmitted": sum(1 for r in rows if not r["auto_submitted"] and not r["agent_submitted"]),
         "errored": sum(1 for r in rows if r["errored"]),
         "na_published": n_na,
-        "na_rate": None if na is None else round(na.estimate, 4),
-        "na_ci": None if na is None else [round(na.lo, 4), round(na.hi, 4)],
+        # unrounded: the table rounds once (a bound rounded to 4 places, then to 2, can land
+        # on the other side of the pooled line's, e.g. 0.5650003 -> 0.565 -> "0.56")
+        "na_rate": None if na is None else na.estimate,
+        "na_ci": None if na is None else [na.lo, na.hi],
         "suite_mean": (round(100 * sum(suite_values) / len(suite_values), 2)
                        if suite_values and suite_known else None),
         "compat": next((r["compat"] for r in rows if r.get("compat")), None),
@@ -126,7 +128,9 @@ def _run_label(frame_row: Mapping[str, Any]) -> dict[str, Any]:
     return {"model": frame_row.get("model"), "solver": frame_row.get("solver"),
             "tags": tags,
             "mode": args.get("mode") or "agentic",
-            "protocol": args.get("protocol") or "suite", "scenarios": args.get("scenarios")}
+            "protocol": args.get("protocol") or "suite", "scenarios": args.get("scenarios"),
+            # the reply cap tells apart runs that differ only in budget (the 1.5B's 128 vs 512)
+            "max_tokens": args.get("max_tokens")}
 
 
 def rescore(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
@@ -200,10 +204,10 @@ def _fmt(value: Any, digits: int = 1) -> str:
 def to_markdown(runs: Sequence[Mapping[str, Any]]) -> str:
     """The runs as one table: both protocols side by side with the N/A counts."""
     lines = [
-        "| model | solver | mode | compat | logged protocol | episodes | auto-submitted | "
-        "unsubmitted | suite survival % | published survival % (± 95% t) | N/A (published) | "
-        "N/A rate [95% Wilson] |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| model | solver | mode | compat | logged protocol | reply cap | episodes | "
+        "auto-submitted | unsubmitted | suite survival % | published survival % (± 95% t) | "
+        "N/A (published) | N/A rate [95% Wilson] |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
         ci = r["na_ci"]
@@ -215,7 +219,8 @@ def to_markdown(runs: Sequence[Mapping[str, Any]]) -> str:
             pub += f" ± {_fmt(r['published_ci95'])}"
         lines.append(
             f"| {r['model']} | {r['solver']}{tags} | {r['mode']} | {r['compat'] or '—'} | "
-            f"{r['protocol']} | {r['episodes']} | {r['auto_submitted']} | {r['unsubmitted']} | "
+            f"{r['protocol']} | {r.get('max_tokens') or 'default'} | {r['episodes']} | "
+            f"{r['auto_submitted']} | {r['unsubmitted']} | "
             f"{_fmt(r['suite_mean'])} | {pub} | {r['na_published']} | {rate} |")
     for p in pooled(runs):
         lines.append(

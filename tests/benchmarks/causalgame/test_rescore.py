@@ -23,6 +23,8 @@ def _ladder_causalgame_logs() -> Path:
 
 
 LADDER_05B = _ladder_causalgame_logs() / "causalgame_all--embedded_qwen2.5-coder-0.5b"
+AGENTIC_512_15B = (ROOT / "leaderboards/causalgame_validation/logs/causalgame/"
+                   "published-agentic-9-512--embedded_qwen2.5-coder-1.5b")
 PROMPTING_15B = (ROOT / "leaderboards/causalgame_validation/logs/causalgame/"
                  "published-prompting-subset--embedded_qwen2.5-coder-1.5b")
 
@@ -69,6 +71,10 @@ def test_a_published_log_keeps_its_na_and_has_no_suite_mean(capsys: pytest.Captu
     (run,) = rescore([PROMPTING_15B])
     assert run["protocol"] == "published" and run["na_published"] == 1
     assert run["suite_mean"] is None  # the N/A episode has no auto-submitted design
+    # the reply cap is a column, so runs that differ only in budget stay apart
+    assert run["max_tokens"] is None and "| published | default | 3 |" in to_markdown([run])
+    (capped,) = rescore([AGENTIC_512_15B])
+    assert capped["max_tokens"] == 512 and "| published | 512 | 9 |" in to_markdown([capped])
     assert main([str(PROMPTING_15B), "--json"]) == 0
     assert '"na_published": 1' in capsys.readouterr().out
     assert main([str(PROMPTING_15B), "--real-models"]) == 0
