@@ -99,6 +99,18 @@ def test_no_inspect_run_debris_is_tracked() -> None:
     assert not debris, debris[:5]
 
 
+def test_run_logs_are_tracked_only_under_a_logs_folder() -> None:
+    """Issue 45: outputs live in a study's or board's ``logs/<run>/``; an Inspect log
+    (``.eval``) or a run's console log (``.log``) anywhere else is an output without a home."""
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout: nothing is tracked to check")
+    tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True,
+                             check=True).stdout.splitlines()
+    homeless = [p for p in tracked
+                if Path(p).suffix in (".eval", ".log") and "logs" not in Path(p).parts[:-1]]
+    assert not homeless, homeless[:5]
+
+
 PACKAGES = ("harness", "benchmarks", "methods", "environments", "leaderboards")
 
 
