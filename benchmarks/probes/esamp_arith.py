@@ -2,10 +2,15 @@
 
 A verifiable task the ladder's small models solve only part of the time (seeded sums of
 three numbers of 5..40 and products of a 2-digit by a 1-digit number), so drawing more
-samples pays off and exploration can move pass@k. Each item draws ``n`` replies at the same
-temperature (seeds 0..n-1; one item at a time, so ``whitebox/`` with ``batch_size >= n``
-decodes an item's samples as one batch and ESamp's per-prompt distiller sees all of them)
-and scores, per item:
+samples pays off and exploration can move pass@k. The ``chain`` family (version 2.1.0) asks
+for worked answers instead: add 8 two-digit numbers one line at a time (``total + number =
+new total``), then ``Answer: N``, about 150 tokens a reply, so an online method such as
+ESamp's distiller gets ~150 decode steps per item rather than ~5 (issue 49); it is scored on
+the number after the last ``Answer`` (the last integer when there is none).
+
+Each item draws ``n`` replies at the same temperature (seeds 0..n-1; one item at a time, so
+``whitebox/`` with ``batch_size >= n`` decodes an item's samples as one batch and ESamp's
+per-prompt distiller sees all of them) and scores, per item:
 
 * ``pass_at_K`` for K in ``ks``: the unbiased estimator ``1 - C(n-c, K) / C(n, K)`` of
   Chen et al. (2021) from the ``c`` of ``n`` replies whose last integer is the answer;
@@ -18,6 +23,8 @@ and scores, per item:
         -M batch_size=16 -T n=100 -T samples=16
     inspect eval benchmarks/probes/esamp_arith.py --model whitebox/qwen2.5-coder-0.5b \\
         -M batch_size=16 -M method=esamp -M beta=0.1 -T n=100 -T samples=16
+    inspect eval benchmarks/probes/esamp_arith.py --model whitebox/qwen2.5-coder-0.5b \\
+        -M batch_size=8 -M method=esamp -M beta=0.1 -T family=chain -T n=30 -T samples=8
 
 Throughput (plain vs a method, interleaved in one process on the same items; JSON out):
 
@@ -28,6 +35,7 @@ Throughput (plain vs a method, interleaved in one process on the same items; JSO
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import re
 from collections.abc import Sequence
@@ -50,24 +58,66 @@ DEFAULT_TEMPERATURE = 0.8
 DEFAULT_TOP_P = 0.95
 DEFAULT_MAX_TOKENS = 6
 DEFAULT_FAMILY = "mixed"
-FAMILIES = ("mixed", "sum2")
+FAMILIES = ("mixed", "sum2", "chain")
+DEFAULT_CHAIN_TERMS = 8
+CHAIN_RANGE = (10, 99)
+CHAIN_MAX_TOKENS = 384
+"""Room for the worked answer: 8 lines of ~15 tokens (Qwen's tokenizer splits digits) plus
+the answer line, with slack so a verbose reply is not cut before its ``Answer``."""
+CHAIN_SYSTEM = "You are a careful calculator. Show your work."
+CHAIN_USER = ("Add these {k} numbers: {numbers}.\nWork step by step: start from the first "
+              "number and add the next number on each line, written as `total + number = "
+              "new total`. After the last line, write `Answer: ` followed by the final total.")
 SYSTEM = "Reply with the number only."
 SUM2 = "What is {a} + {b}? Reply with the number only."
 SUM3 = "What is {a} + {b} + {c}?"
 PRODUCT = "What is {a} * {b}?"
 
 _INT = re.compile(r"-?\d+")
+_MARKED = re.compile(r"answer\W*(?:is\W*)?(-?\d+)", re.IGNORECASE)
+
+
+def chain_records(n: int = DEFAULT_N, seed: int = DEFAULT_SEED,
+                  terms: int = DEFAULT_CHAIN_TERMS) -> list[dict[str, Any]]:
+    """``n`` seeded records of the ``chain`` family: ``terms`` numbers drawn uniformly from
+    ``CHAIN_RANGE``, with their running totals (the worked answer's lines) and the sum. Ids
+    ``chain-i`` depend only on the position, so item ``i`` is the same for any ``n``."""
+    rng = random.Random(seed)
+    records = []
+    for i in range(n):
+        numbers = [rng.randint(*CHAIN_RANGE) for _ in range(terms)]
+        totals = list(itertools.accumulate(numbers))
+        records.append({"id": f"chain-{i}", "numbers": numbers, "totals": totals,
+                        "answer": totals[-1]})
+    return records
+
+
+def record_to_sample(record: dict[str, Any]) -> Sample:
+    """One ``chain`` record as a Sample: the system and user turns asking for the worked sum,
+    the sum as target, the numbers and running totals as metadata."""
+    numbers = [int(x) for x in record["numbers"]]
+    question = CHAIN_USER.format(k=len(numbers), numbers=", ".join(map(str, numbers)))
+    return Sample(id=record["id"],
+                  input=[ChatMessageSystem(content=CHAIN_SYSTEM),
+                         ChatMessageUser(content=question)],
+                  target=str(sum(numbers)),
+                  metadata={"kind": "chain", "numbers": numbers,
+                            "totals": list(itertools.accumulate(numbers))})
 
 
 def make_samples(n: int = DEFAULT_N, seed: int = DEFAULT_SEED,
-                 family: str = DEFAULT_FAMILY) -> list[Sample]:
+                 family: str = DEFAULT_FAMILY, terms: int = DEFAULT_CHAIN_TERMS) -> list[Sample]:
     """``n`` seeded items. ``mixed``: alternating three-number sums (5..40 each) and
     products (11..59 times 3..9), hard enough that a 0.5B model's pass@1 sits well below 1,
     easy enough that 16 samples often hold a right one (so pass@k can move). ``sum2``: the
     probe's first family, ``a + b`` with 1 <= a, b <= 60 as one user string (ids
-    ``sum-i``), kept item for item because the RL recipes train and are scored on it."""
+    ``sum-i``), kept item for item because the RL recipes train and are scored on it.
+    ``chain``: worked sums of ``terms`` numbers (:func:`chain_records`,
+    :func:`record_to_sample`)."""
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
+    if family == "chain":
+        return [record_to_sample(r) for r in chain_records(n, seed, terms)]
     rng = random.Random(seed)
     if family == "sum2":
         pairs = [(rng.randint(1, 60), rng.randint(1, 60)) for _ in range(n)]
@@ -96,6 +146,18 @@ def last_int(text: str) -> str | None:
     question before answering ("27 + 3 = 30")."""
     found = _INT.findall(text.replace(",", ""))
     return found[-1] if found else None
+
+
+def marked_int(text: str) -> str | None:
+    """The integer after the last ``Answer`` in a worked reply, else its last integer. Why:
+    a worked reply's last integer may be a running total of a reply cut mid-work, while the
+    marked one is what the model states as its result."""
+    found = _MARKED.findall(text.replace(",", ""))
+    return found[-1] if found else last_int(text)
+
+
+EXTRACTORS = {"last": last_int, "marked": marked_int}
+"""How a reply's answer is read, by name (a scorer argument must be plain data)."""
 
 
 def unbiased_pass_at_k(n: int, c: int, k: int) -> float:
@@ -153,6 +215,8 @@ def sample_n(samples: int = DEFAULT_SAMPLES) -> Solver:
             )
         state.metadata["replies"] = [o.completion for o in outputs]
         state.metadata["reply_metadata"] = [o.metadata or {} for o in outputs]
+        state.metadata["reply_tokens"] = [o.usage.output_tokens if o.usage else None
+                                          for o in outputs]
         state.output = outputs[0]
         state.messages.append(outputs[0].message)
         return state
@@ -161,10 +225,12 @@ def sample_n(samples: int = DEFAULT_SAMPLES) -> Solver:
 
 
 def score_replies(replies: Sequence[str], target: str,
-                  ks: Sequence[int] = DEFAULT_KS) -> dict[str, float]:
+                  ks: Sequence[int] = DEFAULT_KS, answer: str = "last") -> dict[str, float]:
     """Per-item values: unbiased pass@k for each ``k <= len(replies)``, the correct count,
-    distinct-1/2 and the distinct-answer fraction (spread is added by the scorer)."""
-    answers = [last_int(r) for r in replies]
+    distinct-1/2 and the distinct-answer fraction (spread is added by the scorer); ``answer``
+    names the extractor (``last``: last integer; ``marked``: after the last ``Answer``)."""
+    extract = EXTRACTORS[answer]
+    answers = [extract(r) for r in replies]
     n, c = len(replies), sum(a == target for a in answers)
     values = {f"pass_at_{k}": unbiased_pass_at_k(n, c, k) for k in ks if k <= n}
     values["pass_at_k"] = float(c > 0)  # pass@n: some reply is right (the first version's)
@@ -173,15 +239,33 @@ def score_replies(replies: Sequence[str], target: str,
     return values
 
 
+def reply_diagnostics(reply_tokens: Sequence[int | None],
+                      reply_metadata: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """What the score's metadata records besides the values: the replies' token counts and,
+    when a method reported them (ESamp's ``esamp_*`` keys), its diagnostics of the first
+    reply. Why the first: an item's replies share one distiller, so they report the same
+    loss curve; keeping one copy keeps the log small."""
+    tokens = [t for t in reply_tokens if t is not None]
+    out: dict[str, Any] = {"reply_tokens": list(reply_tokens),
+                           "reply_tokens_mean": sum(tokens) / len(tokens) if tokens else None}
+    first = reply_metadata[0] if reply_metadata else {}
+    out.update({k: v for k, v in first.items() if k.startswith("esamp_")})
+    return out
+
+
 @scorer(metrics={"*": [mean()]})
-def pass_at_k(ks: Sequence[int] = DEFAULT_KS) -> Scorer:
-    """Unbiased pass@k, distinct-1/2, distinct answers and embedding spread of the replies."""
+def pass_at_k(ks: Sequence[int] = DEFAULT_KS, answer: str = "last") -> Scorer:
+    """Unbiased pass@k, distinct-1/2, distinct answers and embedding spread of the replies
+    (``answer``: the extractor, see :func:`score_replies`); the metadata holds the replies'
+    token counts and a method's diagnostics (:func:`reply_diagnostics`)."""
 
     async def score(state: TaskState, target: Target) -> Score:
         replies = list(state.metadata.get("replies") or [state.output.completion])
-        values = score_replies(replies, target.text, ks)
+        values = score_replies(replies, target.text, ks, answer)
         values["spread"] = spread(replies)
-        return Score(value=values, answer=" | ".join(replies))
+        metadata = reply_diagnostics(state.metadata.get("reply_tokens") or [],
+                                     state.metadata.get("reply_metadata") or [])
+        return Score(value=values, answer=" | ".join(replies), metadata=metadata)
 
     return score
 
@@ -194,8 +278,9 @@ def esamp_arith(
     seed: int = DEFAULT_SEED,
     temperature: float = DEFAULT_TEMPERATURE,
     top_p: float = DEFAULT_TOP_P,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
+    max_tokens: int | None = None,
     family: str = DEFAULT_FAMILY,
+    terms: int = DEFAULT_CHAIN_TERMS,
 ) -> Task:
     """Sampled arithmetic, ``samples`` replies per item, scored for pass@k and diversity.
 
@@ -206,16 +291,21 @@ def esamp_arith(
         seed: Item generation seed.
         temperature: Sampling temperature (the same for every method compared).
         top_p: Nucleus mass (ESamp reweights only the tokens that survive it).
-        max_tokens: Reply budget.
-        family: ``mixed`` (three-number sums and products) or ``sum2`` (two-number sums,
-            the items of version 1.0.0, which the RL recipes train on).
+        max_tokens: Reply budget (default: 6, or 384 for ``chain``).
+        family: ``mixed`` (three-number sums and products), ``sum2`` (two-number sums,
+            the items of version 1.0.0, which the RL recipes train on) or ``chain`` (worked
+            8-number sums of >= 100 tokens, scored on the marked answer; version 2.1.0).
+        terms: Numbers per ``chain`` item (the difficulty; ignored by other families).
     """
+    chain = family == "chain"
+    if max_tokens is None:
+        max_tokens = CHAIN_MAX_TOKENS if chain else DEFAULT_MAX_TOKENS
     return Task(
-        dataset=MemoryDataset(make_samples(n, seed, family), name="esamp_arith"),
+        dataset=MemoryDataset(make_samples(n, seed, family, terms), name="esamp_arith"),
         solver=sample_n(samples),
-        scorer=pass_at_k(),
+        scorer=pass_at_k(answer="marked" if chain else "last"),
         config=GenerateConfig(temperature=temperature, max_tokens=max_tokens, top_p=top_p),
-        version="2.0.0",
+        version="2.1.0",
     )
 
 

@@ -37,8 +37,14 @@ DEFAULT_BETA = 0.1
 DEFAULT_RANK = 64
 DEFAULT_LR = 1e-3
 INIT_STD = 0.02
+LOSS_WINDOW = 10
+"""Steps averaged at each end of a distiller's loss curve (``esamp_loss_head``/``_tail``):
+one step's loss is one token's error, too noisy to say whether the distiller learnt."""
+CURVE_POINTS = 16
+"""Points of the loss curve kept in each reply's metadata (means over equal step spans)."""
 
-__all__ = ["DEFAULT_BETA", "DEFAULT_LR", "DEFAULT_RANK", "Distillers", "ESamp", "group_rows"]
+__all__ = ["DEFAULT_BETA", "DEFAULT_LR", "DEFAULT_RANK", "Distillers", "ESamp", "group_rows",
+           "loss_summary"]
 
 
 def group_rows(keys: Sequence[str]) -> tuple[list[int], list[str]]:
@@ -81,6 +87,9 @@ class Distillers:
         self.hidden = hidden
         self.last_loss: list[float] = [float("nan")] * len(rows)
         self.first_loss: list[float] = [float("nan")] * len(rows)
+        self.history: list[list[float]] = [[] for _ in range(self.groups)]
+        """Per group, its loss at every step where it had live rows (the online error:
+        each step's loss is measured before that step's update)."""
         self.steps = 0
 
     def __call__(self, x: Any) -> Any:
@@ -109,10 +118,32 @@ class Distillers:
             per_group.sum().backward()
             self.optimizer.step()
         losses = [float(v) for v in per_group.detach().index_select(0, self.rows)]
+        for group, (loss, live) in enumerate(zip(per_group.tolist(), count.tolist(),
+                                                 strict=True)):
+            if live > 0:
+                self.history[group].append(float(loss))
         if self.steps == 0:
             self.first_loss = losses
         self.last_loss = losses
         self.steps += 1
+
+
+def loss_summary(history: Sequence[float], window: int = LOSS_WINDOW,
+                 points: int = CURVE_POINTS) -> dict[str, Any]:
+    """A distiller's loss curve in a few numbers: the mean of its first and last ``window``
+    steps (``esamp_loss_head``/``esamp_loss_tail``; None with fewer than ``2 * window``
+    steps, where the two ends would overlap), the number of trained steps and the curve as
+    means over ``points`` equal spans of steps. Why: ``tail < head`` is whether the
+    distiller learnt its prompt's continuations, which the novelty term needs."""
+    n = len(history)
+    enough = n >= 2 * window
+    spans = [history[i * n // points:(i + 1) * n // points] for i in range(points)]
+    return {
+        "esamp_trained_steps": n,
+        "esamp_loss_head": sum(history[:window]) / window if enough else None,
+        "esamp_loss_tail": sum(history[-window:]) / window if enough else None,
+        "esamp_loss_curve": [sum(s) / len(s) for s in spans if s],
+    }
 
 
 @whitebox_method("esamp")
@@ -196,5 +227,6 @@ class ESamp(Method):
             state.data["metadata"] = {
                 "esamp_beta": self.beta, "esamp_loss_first": first, "esamp_loss": last,
                 "esamp_steps": d.steps, "esamp_group_rows": rows.count(rows[state.index]),
+                **loss_summary(d.history[rows[state.index]]),
             }
         del self._distillers, self._head
