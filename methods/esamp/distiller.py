@@ -3,16 +3,18 @@
     harness method esamp-distiller methods/studies/esamp_long/logs/main \\
         --out methods/studies/esamp_long/distiller
 
-writes ``OUT.json`` and ``OUT.md``: per arm (the study's ``method`` factor) the items, the
-replies' mean length in tokens, and where the arm ran ESamp, the distiller's trained steps
-and its loss at the start and the end of each prompt's decoding: the mean of the first and
-last ``LOSS_WINDOW`` steps (``esamp_loss_head`` / ``esamp_loss_tail``, recorded by
-:func:`methods.esamp.esamp.loss_summary` into each reply's metadata and copied into the
-score's metadata by the probe's scorer), their paired difference over items with a t
-interval (:func:`harness.stats.paired_difference_ci`), the share of items whose loss fell,
-and the mean curve. Why: ESamp's novelty term is the distiller's error; if the error does
-not fall as a prompt's samples are decoded, the distiller has learnt nothing and the
-reweighting is only a temperature change (issue 49). Logs are read only through
+writes ``OUT/summary.json`` and ``OUT/summary.md`` (a study's ``summaries:`` entry, so
+``harness study regenerate --check`` reruns it): per arm (the study's ``method`` factor)
+the items, the replies' mean length in tokens, and where the arm ran ESamp, the
+distiller's trained steps and its loss at the start and the end of each prompt's
+decoding: the mean of the first and last ``LOSS_WINDOW`` steps (``esamp_loss_head`` /
+``esamp_loss_tail``, recorded by :func:`methods.esamp.esamp.loss_summary` into each
+reply's metadata and copied into the score's metadata by the probe's scorer), their
+paired difference over items with a t interval (:func:`harness.stats.paired_difference_ci`),
+the share of items whose loss fell, and the mean curve. Why: ESamp's novelty term is the
+distiller's error; if the error does not fall as a prompt's samples are decoded, the
+distiller has learnt nothing and the reweighting is only a temperature change (issue 49).
+Logs are read only through
 :func:`harness.results.read_score_metadata`.
 """
 
@@ -115,11 +117,12 @@ def markdown(summary: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``LOG_DIR --out PREFIX``: write ``PREFIX.json`` and ``PREFIX.md`` and print the table."""
+    """``LOG_DIR --out DIR``: write ``DIR/summary.json`` and ``DIR/summary.md``; print the
+    table."""
     parser = argparse.ArgumentParser(prog="harness method esamp-distiller",
                                      description=__doc__.split("::")[0] if __doc__ else None)
     parser.add_argument("log_dir")
-    parser.add_argument("--out", help="path prefix of the .json and .md written")
+    parser.add_argument("--out", help="folder for summary.json and summary.md")
     parser.add_argument("--scorer", default=SCORER)
     parser.add_argument("--factor", default=FACTOR)
     args = parser.parse_args(argv)
@@ -127,8 +130,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     summary["log_dir"] = str(args.log_dir)
     text = markdown(summary)
     if args.out:
-        Path(f"{args.out}.json").write_text(json.dumps(summary, indent=2) + "\n")
-        Path(f"{args.out}.md").write_text(text)
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+        (out / "summary.md").write_text(text)
     print(text, end="")
 
 
