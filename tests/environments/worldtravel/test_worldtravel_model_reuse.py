@@ -139,3 +139,23 @@ def test_the_family_reads_repeated_solves_from_its_memo(
     first = planners.lookahead_plan(world, sc, 3)
     first["days"].clear()
     assert planners.lookahead_plan(world, sc, 3) == cold["lookahead-3"]
+
+
+def test_the_lean_model_class_builds_the_very_proto_of_ortools_own(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``solver._CpModel`` only skips OR-Tools' camelCase aliases (issue 47 generation
+    time): every model kind, built fresh and cloned from a cached frame, has the proto
+    ``cp_model.CpModel`` gives, so every solve is unchanged."""
+    sc = _sample()[2]
+    lean = {name: _fresh(make, monkeypatch) for name, make in _builders(world, sc)}
+    with monkeypatch.context() as patch:
+        patch.setattr(solver, "_CpModel", cp_model.CpModel)
+        stock = {name: _fresh(make, monkeypatch) for name, make in _builders(world, sc)}
+    assert lean == stock
+    solver._frames.clear()  # frames cached under the stock class
+    model = solver._Model(world, sc, sc.constraints)
+    twin = model.m.clone()
+    assert isinstance(model.m, solver._CpModel) and isinstance(twin, solver._CpModel)
+    assert str(twin.proto) == str(model.m.proto)
+    assert not hasattr(model.m, "AddBoolOr") and hasattr(cp_model.CpModel(), "AddBoolOr")
