@@ -67,8 +67,11 @@ def test_oracle_cli_eval_limit_3(tmp_path: Path) -> None:
     inspect = str(Path(sys.executable).parent / "inspect")
     cmd = [inspect, "eval", "benchmarks/formulacode", "--model", "none",
            "--solver", "benchmarks/formulacode/agents.py@oracle",
-           # three CPU-timed tasks whose expert wins on every workload; smoke-run timing
-           "-T", "tasks=linsolve,batcheval,runmax", "-T", "rounds=3", "-T", "max_rounds=3",
+           # three of the cheapest tasks to grade, all measured in callgrind cycles
+           # (deterministic under load, one round whatever `rounds` says); each expert's
+           # geometric-mean speedup is above 1x (1.63x, 1.79x, 1.18x in the acceptance run);
+           # with runmax in standardize's place the test took ~35 s more (427 s vs 393 s)
+           "-T", "tasks=linsolve,batcheval,standardize", "-T", "rounds=3", "-T", "max_rounds=3",
            "-T", "sample_budget=0.05", "--display", "plain", "--log-dir", str(tmp_path)]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -78,21 +81,26 @@ def test_oracle_cli_eval_limit_3(tmp_path: Path) -> None:
         value = score["value"]
         assert value["success"] == 1.0 and value["infra_failure"] == 0.0, score["explanation"]
         assert value["triage"] == 1.0  # the oracle touches exactly the expert's functions
-        # these experts are ~2-2.4x (geomean, development timings), no workload below 1x
+        # the oracle is the expert: its speedup is the expert's, above 1x on each task
         assert value["speedup"] > 1.0 and value["reward"] > 1.0
 
 
 @pytest.mark.docker
 @pytest.mark.slow
 def test_break_agent_is_gated_in_docker(tmp_path: Path) -> None:
+    """The break agent fails the repository's tests: gated (reward -1, speedup 1) whatever
+    the timings, so they are a one-round CPU-clock smoke run, not linsolve's declared
+    callgrind cycles (which took ~40 s more of this test for numbers the gate discards)."""
     _docker_ready()
     from inspect_ai import eval as inspect_eval
 
     from benchmarks.formulacode.agents import break_
     from benchmarks.formulacode.formulacode import formulacode
 
-    log = inspect_eval(formulacode(tasks="linsolve", rounds=2, repeat=2), model="none",
-                       solver=break_(), log_dir=str(tmp_path), display="none")[0]
+    task = formulacode(tasks="linsolve", rounds=1, max_rounds=1, repeat=1, sample_budget=0.05,
+                       timer="process_cpu")
+    log = inspect_eval(task, model="none", solver=break_(), log_dir=str(tmp_path),
+                       display="none")[0]
     assert log.status == "success" and log.samples
     score = log.samples[0].scores["formulacode_scorer"]  # type: ignore[index]
     value = dict(score.value)  # type: ignore[arg-type]
