@@ -774,6 +774,44 @@ def _doom(
     return None
 
 
+def _anchored_either_or(
+    world: World,
+    sc: Scenario,
+    witness: Plan,
+    decoys: dict[str, Plan],
+    rng: Rng,
+    have: list[Constraint],
+) -> dict[str, Any] | None:
+    """An either-or obligation that binds every planner which does not visit one sight,
+    whatever the trip's length: ``a`` is a sight the witness visits and no decoy does
+    (the *anchor*; an anchor of an earlier either-or is reused first), ``b`` a sight in
+    the trip's cities that neither the witness nor any decoy visits and no earlier
+    global constraint names. The witness satisfies it (it visits ``a`` only); every
+    decoy breaks it (it visits neither). Why (issue 47 item 4): in the default
+    construction the global constraints added beyond the first few bind about half the
+    time, so the share a planner passes does not fall with the constraint count; an
+    anchored either-or binds every planner that skips the anchor, and one anchor serves
+    any number of them, so the binding constraints grow with the count on a trip of any
+    length. None when the witness visits no sight that the decoys all skip."""
+    tempting = {x for plan in decoys.values() for _, _, x in _sights(plan)}
+    mine = [x for _, _, x in _sights(witness)]
+    anchors = [x for x in dict.fromkeys(mine) if x not in tempting]
+    if not anchors:
+        return None
+    earlier = [c.params["a"] for c in have if c.kind == "either_or" and c.params["a"] in anchors]
+    a = earlier[0] if earlier else anchors[int(rng.integers(len(anchors)))]
+    named = {v for c in have for v in _venues(c.params)}
+    banned = {c.params.get("id") for c in have if c.kind == "exclude"}
+    pool = [
+        r.id for r in world.attractions
+        if r.city in sc.cities and r.id not in banned and r.id not in mine
+        and r.id not in tempting and r.id not in named
+    ]
+    if not pool:
+        return None
+    return {"a": a, "b": pool[int(rng.integers(len(pool)))]}
+
+
 def _sample_global(
     world: World,
     sc: Scenario,
@@ -782,11 +820,14 @@ def _sample_global(
     rng: Rng,
     kinds: list[str],
     doom: Constraint | None,
+    anchored: bool = False,
 ) -> tuple[list[Constraint], set[str]] | None:
     """Global constraints true of the witness: the dooming one (when given) in place
     of the first of ``kinds``, then one of each other kind (another global kind
     stands in when one has no option), each chosen to break the decoy plans still
-    unbroken. Returns them and the decoys that none of them breaks."""
+    unbroken. Returns them and the decoys that none of them breaks. ``anchored`` (the
+    :data:`BINDING_OBLIGATIONS` construction): an ``either_or`` is first tried as
+    :func:`_anchored_either_or`."""
     unbroken = set(decoys)
     tempting = frozenset(x for plan in decoys.values() for _, _, x in _sights(plan))
     extra: list[Constraint] = []
@@ -797,6 +838,13 @@ def _sample_global(
     for kind in kinds:
         picked = None
         order = [kind] + sorted(GLOBAL_SAMPLERS, key=lambda _: rng.random())
+        if anchored and kind == "either_or":
+            params = _anchored_either_or(world, sc, witness, decoys, rng, extra)
+            if params is not None:
+                made = Constraint("", "either_or", params, _text("either_or", params))
+                extra.append(made)
+                unbroken -= {n for n, plan in decoys.items() if _breaks(world, sc, made, plan)}
+                continue
         # an obligation naming no tempting venue is invisible to a planner that only
         # avoids what it sees breaking: any kind with one first, tempting ones last
         for strict in (True, False):
@@ -900,7 +948,14 @@ decoys break on every instance of the shipped set (``stats --json`` ->
 ``decoy_globals`` shows why the default's extra constraints bind only about half the
 time: ``if_then``, ``all_different``, category budgets and counts rarely bind). So the
 binding global constraints grow with the constraint count. It changes the set."""
-CONSTRUCTIONS: tuple[str, ...] = ("default", BINDING_KINDS)
+BINDING_OBLIGATIONS = "binding-obligations"
+"""A second non-default construction (issue 47 item 4, experimental; the shipped set
+does not use it): the kinds of :data:`BINDING_KINDS` (every global constraint after the
+first three an ``either_or``), each of them an *anchored* either-or
+(:func:`_anchored_either_or`) when the witness visits a sight that every decoy skips,
+so each global constraint the count adds binds every planner that skips the anchor,
+independent of trip length. It changes the set."""
+CONSTRUCTIONS: tuple[str, ...] = ("default", BINDING_KINDS, BINDING_OBLIGATIONS)
 
 
 def generate_scenario(
@@ -935,7 +990,7 @@ def generate_scenario(
         local_kinds = _kinds(rng, n_local, local_weights, {"walk_limit"})
         global_weights = {k: w for k, (w, _) in GLOBAL_SAMPLERS.items()} | POST_GLOBAL_WEIGHTS
         global_kinds = _kinds(rng, n_global - 1, global_weights, set())  # + the total budget
-        if construction == BINDING_KINDS:  # same draws from rng, so the frame stays
+        if construction in (BINDING_KINDS, BINDING_OBLIGATIONS):  # same rng draws: same frame
             keep = MIN_GLOBAL - 1
             global_kinds = global_kinds[:keep] + ["either_or"] * (len(global_kinds) - keep)
         local = _sample_local(
@@ -956,7 +1011,8 @@ def generate_scenario(
         if doom is not None:
             wit = doom[1]
         sampled = _sample_global(
-            world, sc, wit, decoys, rng, sampled_kinds, doom[0] if doom else None
+            world, sc, wit, decoys, rng, sampled_kinds, doom[0] if doom else None,
+            anchored=construction == BINDING_OBLIGATIONS,
         )
         if sampled is None:
             again("few_global")
