@@ -169,3 +169,84 @@ def test_family_verification_floor() -> None:
     )
     assert passing == []
     assert all(n > 0 for name, (_, n) in spent.items() if name != "greedy")
+
+
+STAGES: tuple[tuple[str, str], ...] = (
+    ("_compact", "re-timing a found plan (_compact)"),
+    ("shortcut_plan", "decoys: the three exact shortcuts"),
+    ("lookahead_plan", "verification: lookahead-1 and -3"),
+    ("beam_plan", "verification: beam"),
+    ("count_plans", "plan count"),
+    ("coupling", "coupling scan"),
+    ("_doom", "dooming precedence (witness again)"),
+    ("generate_scenario", "witness and reference"),
+)
+"""The generator's stages, by the first function of this table found on a solve's call
+stack (innermost first)."""
+
+
+@pytest.mark.skipif(
+    not os.environ.get("WORLDTRAVEL_PERF_BREAKDOWN"),
+    reason="generating a sample with every solve timed twice takes a minute or more; "
+    "set WORLDTRAVEL_PERF_BREAKDOWN=1 (WORLDTRAVEL_PERF_STRIDE=k: every k-th index, "
+    "default 10)",
+)
+def test_where_generation_time_goes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CPU of every CP-SAT solve during the generation of every k-th scenario (all
+    draws, redraws included), by generator stage, and how much of it is spent before
+    the search starts: each solve's model is solved again with
+    ``stop_after_presolve`` (loading, expansion and presolve only), untimed in the
+    stage totals.
+
+    Why (issue 47, generation <= 60 s): a speed-up that keeps the set byte-identical
+    can only remove work outside CP-SAT or solves whose outcome is already known; this
+    says how much of each there is. Asserts the sample is still the shipped bytes."""
+    import traceback
+
+    stride = int(os.environ.get("WORLDTRAVEL_PERF_STRIDE", "10"))
+    world = generate_world(0)
+    stages: dict[str, list[float]] = {}
+    before_search = [0.0]
+    solve = cp_model.CpSolver.solve
+
+    def timed(self: cp_model.CpSolver, model: Any, *args: Any, **kwargs: Any) -> Any:
+        names = [f.name for f in reversed(traceback.extract_stack(limit=12))]
+        stage = next((label for fn, label in STAGES if fn in names), "other")
+        start = time.process_time()
+        try:
+            return solve(self, model, *args, **kwargs)
+        finally:
+            row = stages.setdefault(stage, [0.0, 0.0, 0.0])
+            row[0] += time.process_time() - start
+            row[1] += 1
+            row[2] += self.deterministic_time
+            probe = cp_model.CpSolver()
+            probe.parameters.copy_from(self.parameters)
+            probe.parameters.stop_after_presolve = True
+            probe.parameters.enumerate_all_solutions = False
+            start = time.process_time()
+            solve(probe, model)
+            before_search[0] += time.process_time() - start
+
+    monkeypatch.setattr(cp_model.CpSolver, "solve", timed)
+    indices = list(range(0, N_SCENARIOS, stride))
+    load = _load()
+    cpu = time.process_time()
+    records = [dumps(generate_scenario(world, 0, i).to_record()) for i in indices]
+    cpu = time.process_time() - cpu - before_search[0]
+    in_solver = sum(row[0] for row in stages.values())
+    lines = [
+        f"{label:38s} {row[0]:7.2f} s CPU ({100 * row[0] / cpu:4.1f}%) {int(row[1]):5d} "
+        f"solves, {row[2]:6.2f} work units"
+        for label, row in sorted(stages.items(), key=lambda kv: -kv[1][0])
+    ]
+    print(
+        f"\nevery {stride}th scenario ({len(indices)}), load average {load} at the start, "
+        f"{_load()} at the end: {cpu:.2f} s CPU, {in_solver:.2f} s in "
+        f"{int(sum(r[1] for r in stages.values()))} CP-SAT solves "
+        f"({100 * in_solver / cpu:.1f}%), of which {before_search[0]:.2f} s "
+        f"({100 * before_search[0] / in_solver:.0f}%) before the search starts "
+        "(the same solves stopped after presolve)\n" + "\n".join(lines)
+    )
+    lines_shipped = _shipped_lines()
+    assert records == [lines_shipped[i] for i in indices]
