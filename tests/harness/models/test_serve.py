@@ -218,10 +218,13 @@ def test_a_server_that_dies_mid_eval_ends_the_sample_with_an_error(tmp_path: Pat
 
     threading.Thread(target=kill_after_first_request, daemon=True).start()
     start = time.time()
+    # max_retries=0: a refused connection fails its sample at once (after the OpenAI
+    # client's own two quick retries) instead of after Inspect's 3-6 s backoff; with 1
+    # retry the six failing samples took ~51 s of this serial test's ~60 s
     log = inspect_eval(Task(dataset=samples, solver=generate()),
                        model="openai-api/evalsuite/smollm2-135m", max_tokens=200,
                        max_connections=1, log_dir=str(tmp_path), display="none",
-                       max_retries=1, timeout=20, fail_on_error=False)[0]
+                       max_retries=0, timeout=20, fail_on_error=False)[0]
     assert killed.is_set()
     assert time.time() - start < 240
     errors = [s.error for s in log.samples or [] if s.error] or [log.error]
