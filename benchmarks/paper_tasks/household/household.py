@@ -164,7 +164,10 @@ def household(
         goal_kinds: Comma-separated goal kinds to keep (place, clean, heat, cool, two):
             seeds are walked upward from ``seed`` until ``n`` instances of those kinds are
             found (None: every kind, the first ``n`` seeds). One family per kind is how
-            LightWM's schemas are induced (ALFWorld's task types).
+            LightWM's schemas are induced (ALFWorld's task types). A seed of another kind
+            is skipped before any house is searched, so a bound only some kinds can meet
+            works: ``min_steps=2, max_steps=5, goal_kinds="place,clean"`` gives 4-5 action
+            episodes (no heat, cool or two-object goal has a plan under 6).
     """
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
