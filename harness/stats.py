@@ -1495,9 +1495,9 @@ def claim_verdict(contrast: Estimate, sign: int, size: float | None, mdd: float 
         ``(class, why)``: **reproduces** (the CI lies on the claimed side and does not lie
         wholly below the claimed size), **partly** (on the claimed side but wholly smaller
         than claimed), **contradicted** (the CI lies on the other side, or excludes the
-        claimed size while the design could detect it), **untestable** (the CI includes 0
-        and the arms sit at a bound, the MDE exceeds the claimed size, or no size was
-        claimed).
+        claimed size while the design could detect it), **untestable** (the arms sit at a
+        bound that blocks the claimed change, whichever side the CI is on; or the CI
+        includes 0 and the MDE exceeds the claimed size, or no size was claimed).
     """
     lo, hi = sign * contrast.lo, sign * contrast.hi
     lo, hi = min(lo, hi), max(lo, hi)  # the CI in the claimed direction
@@ -1511,6 +1511,13 @@ def claim_verdict(contrast: Estimate, sign: int, size: float | None, mdd: float 
             return "partly", f"{shown} on the claimed side, but wholly below the claimed {size:g}"
         return "reproduces", f"{shown} on the claimed side" + (
             f", compatible with the claimed {size:g}" if size is not None else "")
+    if hi < 0 and blocked is not None:
+        # the probe cannot show the claimed gain (issue 49: no row is "not reproduced" while
+        # an arm sits at the bound the claim moves towards); the shortfall is reported, not
+        # read as a test of the claim
+        return "untestable", (f"{shown} is on the other side of the claim, but {blocked}: "
+                              "the arms cannot show the claimed change, so the shortfall "
+                              "describes this setup, not the claim; a harder probe would test it")
     if hi < 0:
         return "contradicted", f"{shown}: the other side of the claim"
     if blocked is not None:

@@ -86,6 +86,20 @@ def test_a_baseline_at_the_ceiling_cannot_be_beaten() -> None:
     assert "the baseline is at the ceiling" in verdict["why"]
 
 
+def test_a_shortfall_against_a_baseline_at_the_ceiling_is_untestable_not_contradicted(
+) -> None:
+    """The treatment far below a baseline that is always right: the probe could not have
+    shown the claimed gain, so the row is not a failed reproduction (issue 49)."""
+    verdict = verdict_section(_study(_rng_scores(0.2, 60, 12), [1.0] * 60), SPEC, _claim())
+    assert verdict is not None and verdict["class"] == "untestable", verdict["why"]
+    assert verdict["contrast"]["ci"][1] < 0  # the CI is on the other side ...
+    assert "other side of the claim, but the baseline is at the ceiling" in verdict["why"]
+    # ... and the same shortfall against a baseline with room to move contradicts
+    room = verdict_section(_study(_rng_scores(0.2, 60, 12), _rng_scores(0.8, 60, 13)), SPEC,
+                           _claim())
+    assert room is not None and room["class"] == "contradicted", room["why"]
+
+
 def test_too_few_items_for_the_claimed_size_are_untestable() -> None:
     frame = _study(_rng_scores(0.5, 8, 9), _rng_scores(0.5, 8, 10))
     verdict = verdict_section(frame, SPEC, _claim(size=0.1))
