@@ -196,7 +196,8 @@ def test_where_generation_time_goes(monkeypatch: pytest.MonkeyPatch) -> None:
     draws, redraws included), by generator stage, and how much of it is spent before
     the search starts: each solve's model is solved again with
     ``stop_after_presolve`` (loading, expansion and presolve only), untimed in the
-    stage totals.
+    stage totals; and how many solves repeat an earlier one exactly (same model proto,
+    hint and assumptions included, and parameters: what a memo could still skip).
 
     Why (issue 47, generation <= 60 s): a speed-up that keeps the set byte-identical
     can only remove work outside CP-SAT or solves whose outcome is already known; this
@@ -207,6 +208,9 @@ def test_where_generation_time_goes(monkeypatch: pytest.MonkeyPatch) -> None:
     world = generate_world(0)
     stages: dict[str, list[float]] = {}
     before_search = [0.0]
+    seen: set[str] = set()  # each solve's model proto (hint, assumptions) and parameters
+    hashing = [0.0]  # untimed too
+    repeats = [0]
     solve = cp_model.CpSolver.solve
 
     def timed(self: cp_model.CpSolver, model: Any, *args: Any, **kwargs: Any) -> Any:
@@ -220,6 +224,12 @@ def test_where_generation_time_goes(monkeypatch: pytest.MonkeyPatch) -> None:
             row[0] += time.process_time() - start
             row[1] += 1
             row[2] += self.deterministic_time
+            start = time.process_time()
+            text = str(model.proto) + str(self.parameters)
+            key = hashlib.sha256(text.encode()).hexdigest()
+            repeats[0] += key in seen
+            seen.add(key)
+            hashing[0] += time.process_time() - start
             probe = cp_model.CpSolver()
             probe.parameters.copy_from(self.parameters)
             probe.parameters.stop_after_presolve = True
@@ -233,7 +243,7 @@ def test_where_generation_time_goes(monkeypatch: pytest.MonkeyPatch) -> None:
     load = _load()
     cpu = time.process_time()
     records = [dumps(generate_scenario(world, 0, i).to_record()) for i in indices]
-    cpu = time.process_time() - cpu - before_search[0]
+    cpu = time.process_time() - cpu - before_search[0] - hashing[0]
     in_solver = sum(row[0] for row in stages.values())
     lines = [
         f"{label:38s} {row[0]:7.2f} s CPU ({100 * row[0] / cpu:4.1f}%) {int(row[1]):5d} "
@@ -246,7 +256,9 @@ def test_where_generation_time_goes(monkeypatch: pytest.MonkeyPatch) -> None:
         f"{int(sum(r[1] for r in stages.values()))} CP-SAT solves "
         f"({100 * in_solver / cpu:.1f}%), of which {before_search[0]:.2f} s "
         f"({100 * before_search[0] / in_solver:.0f}%) before the search starts "
-        "(the same solves stopped after presolve)\n" + "\n".join(lines)
+        "(the same solves stopped after presolve); "
+        f"{repeats[0]} solves repeat an earlier one exactly (model and parameters)\n"
+        + "\n".join(lines)
     )
     lines_shipped = _shipped_lines()
     assert records == [lines_shipped[i] for i in indices]
