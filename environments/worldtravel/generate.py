@@ -1,7 +1,7 @@
 """Generate the world and the scenario set for a seed.
 
     python -m environments.worldtravel.generate --seed 0 --out DIR [--n 150] [--jobs 2] [--progress]
-        [--construction binding-kinds]
+        [--construction binding-kinds|binding-obligations]
 
 Scenario ``i`` depends only on ``(seed, i)``, so ``--jobs`` workers give the same bytes
 as one; ``--indices 0,5,9`` regenerates a subset (used by the determinism tests). The
@@ -101,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--progress", action="store_true", help="a line per scenario")
     parser.add_argument("--construction", choices=CONSTRUCTIONS, default="default",
-                        help="binding-kinds: the experimental construction of issue 47 "
-                        "item 4 (not the shipped set)")
+                        help="binding-kinds, binding-obligations: experimental "
+                        "constructions of issue 47 item 4 (not the shipped set)")
     args = parser.parse_args(argv)
     indices = [int(x) for x in args.indices.split(",")] if args.indices else list(range(args.n))
     start, cpu = time.perf_counter(), _cpu_seconds()
