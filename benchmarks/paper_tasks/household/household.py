@@ -63,6 +63,13 @@ SYSTEM = (
     "places show their contents once opened. Call one tool per turn; call submit when the "
     "task is complete.\n" + EPISODE_LINE
 )
+CALL_HINT = (
+    'Write each call as <tool_call>{"name": "go", "arguments": {"target": "kitchen"}}'
+    "</tool_call>, with single braces."
+)
+"""Optional line before the episode line (``call_hint=True``). Why: Qwen2.5's chat template
+shows its example call with doubled braces, which the 1.5B copies; a doubled object is not
+JSON, so the turn yields no action (methods/studies/lightwm_household_1p5b)."""
 
 Split = Literal["train", "test"]
 
@@ -76,16 +83,19 @@ def instance_seed(split: str, seed: int, i: int) -> int:
 
 def record_to_sample(record: dict[str, Any], split: str = "test",
                      min_steps: int = DEFAULT_MIN_STEPS,
-                     max_steps: int = DEFAULT_MAX_STEPS) -> Sample:
+                     max_steps: int = DEFAULT_MAX_STEPS, call_hint: bool = False) -> Sample:
     """An instance record (:meth:`Instance.to_dict`) as a sample: rules and episode line as
     the system turn, the house and goal as the user turn, the record in metadata."""
     from environments.household import Instance
 
     inst = Instance.from_dict(record)
+    system = SYSTEM.format(seed=inst.seed, lo=min_steps, hi=max_steps)
+    if call_hint:
+        rules, _, episode = system.rpartition("\n")
+        system = f"{rules} {CALL_HINT}\n{episode}"
     return Sample(
         id=f"household-{split}-s{inst.seed}",
-        input=[ChatMessageSystem(content=SYSTEM.format(seed=inst.seed, lo=min_steps,
-                                                       hi=max_steps)),
+        input=[ChatMessageSystem(content=system),
                ChatMessageUser(content=intro(inst))],
         target=inst.goal_text,
         metadata={"instance": record, "optimal": inst.optimal, "goal_kind": inst.goal.kind,
@@ -150,6 +160,7 @@ def household(
     max_steps: int = DEFAULT_MAX_STEPS,
     max_turns: int = DEFAULT_MAX_TURNS,
     goal_kinds: str | None = None,
+    call_hint: bool = False,
 ) -> Task:
     """Seeded household episodes played through action tools, scored by the verifier.
 
@@ -168,6 +179,8 @@ def household(
             is skipped before any house is searched, so a bound only some kinds can meet
             works: ``min_steps=2, max_steps=5, goal_kinds="place,clean"`` gives 4-5 action
             episodes (no heat, cool or two-object goal has a plan under 6).
+        call_hint: Add :data:`CALL_HINT` (the call format with single braces) to the rules,
+            for every agent alike.
     """
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
@@ -175,7 +188,7 @@ def household(
         raise ValueError(f"step_limit must be at least 1, got {step_limit}")
     records = instance_records(n, split, seed, min_steps, max_steps, goal_kinds)
     return Task(
-        dataset=MemoryDataset([record_to_sample(r, split, min_steps, max_steps)
+        dataset=MemoryDataset([record_to_sample(r, split, min_steps, max_steps, call_hint)
                                for r in records], name=f"household-{split}-s{seed}"),
         setup=[start_episode(step_limit), use_tools(household_tools())],
         solver=household_react(max_turns),

@@ -47,3 +47,17 @@ def test_the_task_carries_the_bound_and_rejects_an_unreachable_one() -> None:
     assert not isinstance(first, str) and "steps=2-5" in first[0].text
     with pytest.raises(RuntimeError, match="no instance with a 2-5 step plan"):
         household(n=1, min_steps=2, max_steps=5, goal_kinds="heat")
+
+
+def test_call_hint_adds_the_format_line_before_the_episode_line() -> None:
+    from benchmarks.paper_tasks.household.household import CALL_HINT
+
+    plain = household(n=1, min_steps=2, max_steps=5, goal_kinds="place").dataset[0].input
+    hinted = household(n=1, min_steps=2, max_steps=5, goal_kinds="place",
+                       call_hint=True).dataset[0].input
+    assert not isinstance(plain, str) and not isinstance(hinted, str)
+    assert CALL_HINT not in plain[0].text
+    lines = hinted[0].text.splitlines()
+    assert lines[-1] == plain[0].text.splitlines()[-1]  # the episode line the oracle reads
+    assert lines[0].endswith(CALL_HINT)
+    assert hinted[1].text == plain[1].text
