@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from methods.lightwm.reply_formats import count_replies, render
 
 
 def test_count_replies_separates_calls_plain_text_and_doubled_braces() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "system", "content": "rules"},
         {"role": "user", "content": "goal"},
         {"role": "assistant", "content": "",
