@@ -53,7 +53,8 @@ def test_record_to_sample() -> None:
     record = {"id": "chain-7", "numbers": [12, 30, 45], "totals": [12, 42, 87], "answer": 87}
     sample = record_to_sample(record)
     assert sample.id == "chain-7" and sample.target == "87"
-    system, user = sample.input  # type: ignore[misc]
+    assert not isinstance(sample.input, str)
+    system, user = sample.input
     assert system.role == "system" and user.role == "user"
     assert "Add these 3 numbers: 12, 30, 45." in user.text
     assert "Answer: " in user.text

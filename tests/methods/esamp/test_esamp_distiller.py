@@ -5,6 +5,7 @@ metadata, and the study summary reads it back paired over items."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -12,7 +13,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from methods.esamp.distiller import markdown, summarise  # noqa: E402
+from methods.esamp.distiller import load, markdown, summarise  # noqa: E402
 from methods.esamp.esamp import LOSS_WINDOW, Distillers, loss_summary  # noqa: E402
 
 HIDDEN = 16
@@ -54,8 +55,9 @@ def _frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
 
 
 def test_summary_pairs_head_and_tail_over_items() -> None:
-    rows = [{"arm": "plain", "sample_id": f"i{i}", "tokens": 150.0 + i, "steps": None,
-             "head": None, "tail": None, "curve": None} for i in range(4)]
+    rows: list[dict[str, Any]] = [
+        {"arm": "plain", "sample_id": f"i{i}", "tokens": 150.0 + i, "steps": None,
+         "head": None, "tail": None, "curve": None} for i in range(4)]
     heads, tails = [4.0, 3.0, 5.0, 4.0], [3.0, 3.5, 2.0, 3.0]
     rows += [{"arm": "esamp", "sample_id": f"i{i}", "tokens": 140.0, "steps": 150.0,
               "head": h, "tail": t, "curve": [h, t]}
@@ -72,3 +74,24 @@ def test_summary_pairs_head_and_tail_over_items() -> None:
     text = markdown(summary)
     assert "| esamp | 4 |" in text and "| plain | 4 |" in text
     assert not math.isnan(d["loss_head"]["estimate"])
+
+
+STUDY_LOGS = Path(__file__).resolve().parents[3] / "methods/studies/esamp_long/logs/main"
+
+
+@pytest.mark.skipif(not STUDY_LOGS.is_dir(), reason="the esamp_long study's logs")
+def test_summary_reads_the_committed_study_logs() -> None:
+    """The real records: every esamp item carries a distiller curve of >= 2 windows of
+    steps, no plain item carries one, and the replies the probe asked for are >= 100 tokens
+    on average in both arms (the point of the chain family)."""
+    frame = load(STUDY_LOGS)
+    plain = frame.filter(pl.col("arm") == "plain")
+    esamp = frame.filter(pl.col("arm") == "esamp_b0.1")
+    assert plain.height == esamp.height > 0
+    assert plain.get_column("head").null_count() == plain.height
+    assert esamp.get_column("head").null_count() == 0
+    assert (esamp.get_column("steps") >= 2 * LOSS_WINDOW).all()
+    summary = summarise(frame)
+    for arm in ("plain", "esamp_b0.1"):
+        assert summary["arms"][arm]["reply_tokens"]["estimate"] >= 100
+    assert len(summary["arms"]["esamp_b0.1"]["distiller"]["curve_mean"]) == 16
