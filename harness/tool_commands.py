@@ -108,6 +108,8 @@ TOOLS: tuple[Tool, ...] = (
          "Summarise a BBO model-merging study's logs."),
     Tool("method", "kv-curves", "methods.kv.curves:main",
          "KV methods' size and time curves from a study's logs."),
+    Tool("method", "thetaevolve-replies", "methods.thetaevolve.replies:main",
+         "ThetaEvolve studies' reply cap and the replies that hit it, per cell, from the logs."),
     Tool("method", "esamp-distiller", "methods.esamp.distiller:main",
          "ESamp's distiller loss curves (first vs last steps per prompt) from a study's logs."),
     Tool("leaderboard", "readme-tables", "leaderboards.runs.readme_tables:main",

@@ -1,6 +1,6 @@
 """Replies cut by the token cap, per study cell, from a ThetaEvolve study's logs.
 
-    python -m methods.thetaevolve.replies LOGDIR --out DIR      # DIR/replies.{md,json}
+    harness method thetaevolve-replies LOGDIR --out DIR      # DIR/replies.{md,json}
 
 Why: ThetaEvolve's lazy penalties score a reply that holds no applicable diff and no whole
 program, and a reply cut by ``max_tokens`` usually holds neither (a program echoed past the
@@ -73,7 +73,7 @@ def render(table: pl.DataFrame, log_dir: str) -> str:
     lines = [
         "# Replies and the token cap",
         "",
-        f"From the model calls in `{log_dir}` (`python -m methods.thetaevolve.replies`): a "
+        f"From the model calls in `{log_dir}` (`harness method thetaevolve-replies`): a "
         "reply hit the cap when Inspect recorded its stop reason as `max_tokens`; `cap` is "
         "the `max_tokens` the call was made with; `longest` the longest reply in output "
         "tokens.",
@@ -103,7 +103,8 @@ def write(log_dir: Path, out: Path) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m methods.thetaevolve.replies LOGDIR --out DIR``."""
+    """``harness method thetaevolve-replies LOGDIR --out DIR`` (a study's ``summaries:``
+    entry runs the same function as ``python -m methods.thetaevolve.replies``)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("log_dir", type=Path, help="a study run's log folder")
     parser.add_argument("--out", type=Path, required=True, help="folder for replies.{md,json}")
