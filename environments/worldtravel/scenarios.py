@@ -40,7 +40,9 @@ How a scenario is made (why it is feasible, coupled and tight at once):
    how many global constraints a day-1 first-sight decision can force a plan to break.
 Every solve has a deterministic work limit, so the bytes do not depend on the machine.
 ``construction=BINDING_KINDS`` (:data:`BINDING_KINDS`, experimental, not the shipped
-set) makes every global constraint after the first three an either-or.
+set) makes every global constraint after the first three an either-or;
+``construction=BINDING_OBLIGATIONS`` (:data:`BINDING_OBLIGATIONS`, experimental) anchors
+those either-ors on a witness sight every decoy skips.
 The constraint count cycles over 8..30 (1-day trips carry 5 base + at least 3 global
 constraints; longer trips need 9). Scenario ``i`` depends only on ``(seed, i)``, so any
 subset regenerates identically.

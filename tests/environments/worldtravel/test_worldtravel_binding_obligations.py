@@ -52,6 +52,7 @@ def test_a_high_count_scenario_is_built_and_still_holds() -> None:
     glob = [c for c in sc.constraints if c.kind in GLOBAL_KINDS]
     assert sc.n_constraints == target_count(i) and len(glob) == sc.n_global
     anchors = {c.params["a"] for c in glob if c.kind == "either_or"}
+    assert sc.reference_plan is not None
     sights = {s["id"] for d in sc.reference_plan["days"] for s in d["stops"]}
     assert len([c for c in glob if c.kind == "either_or"]) >= sc.n_global - 3
     assert anchors & sights  # the reference plan visits an anchor, as the witness did
