@@ -286,10 +286,25 @@ def _error_call(raw: str, why: str, name: str | None = None) -> ToolCall:
     return ToolCall(id=_call_id(), function=name or "unknown", arguments={}, parse_error=message)
 
 
+def _undouble(text: str) -> str:
+    """``{{ ... }}`` read as ``{ ... }``: Qwen2.5's chat template shows its example call with
+    the braces doubled (a template-escaping artefact) and small Qwen models copy it; tried
+    only where the text as written holds no call."""
+    return text.replace("{{", "{").replace("}}", "}")
+
+
 def _parse_block(raw: str) -> list[ToolCall]:
     try:
         value = _decode_first(raw)
     except ValueError as ex:  # JSONDecodeError is a ValueError
+        if "{{" in raw:
+            try:
+                value = _decode_first(_undouble(raw))
+            except ValueError:
+                pass
+            else:
+                items = value if isinstance(value, list) else [value]
+                return [_to_call(item, raw) for item in items] or [_error_call(raw, "empty list")]
         name = re.search(r'"name"\s*:\s*"([^"]+)"', raw)
         return [_error_call(raw, str(ex), name.group(1) if name else None)]
     items = value if isinstance(value, list) else [value]
@@ -384,6 +399,10 @@ def parse_tool_calls(text: str, tools: list[ToolInfo] | list[str]) -> tuple[str,
     content, calls = _untagged_calls(text, names)
     if calls:
         return content, calls
+    if "{{" in text:  # the template's doubled braces, copied (see _undouble)
+        content, calls = _untagged_calls(_undouble(text), names)
+        if calls:
+            return content, calls
     attempt = _ATTEMPT.search(text)
     if attempt and attempt.group(1) in names and "{" in text[: attempt.start()]:
         start = text.rfind("{", 0, attempt.start())

@@ -205,3 +205,25 @@ def test_nested_objects_of_a_cut_off_echo_are_not_calls() -> None:
     # a complete echo naming no tool at its top level is plain text as well
     whole = '{"status": "ok", "last": {"name": "add", "arguments": {"x": 1, "y": 2}}}'
     assert parse_tool_calls(whole, [ADD]) == (whole, [])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Qwen2.5's chat template shows its example call with doubled braces, and the 1.5B
+        # copies them (64 of react's 121 call-less replies in lightwm_household_1p5b)
+        'I will add them.\n{{"name": "add", "arguments": {{"x": 1, "y": 2}}}}',
+        '<tool_call>\n{{"name": "add", "arguments": {{"x": 1, "y": 2}}}}\n</tool_call>',
+    ],
+)
+def test_a_call_with_the_templates_doubled_braces_is_read(text: str) -> None:
+    content, calls = parse_tool_calls(text, [ADD])
+    assert [(c.function, c.arguments, c.parse_error) for c in calls] == [
+        ("add", {"x": 1, "y": 2}, None)
+    ]
+    assert "{" not in content
+
+
+def test_doubled_braces_naming_no_offered_tool_stay_text() -> None:
+    text = 'A template: {{"status": "ok"}}.'
+    assert parse_tool_calls(text, [ADD]) == (text.strip(), [])
