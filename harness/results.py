@@ -675,7 +675,7 @@ def _thinned(metadata: dict[str, Any]) -> bool:
 
 
 def read_score_metadata(paths: LogPaths, scorer: str, *,
-                        recursive: bool = True) -> pl.DataFrame:
+                        recursive: bool = True, once: bool = False) -> pl.DataFrame:
     """The ``metadata`` dict of one scorer's score on every sample, as JSON strings.
 
     The results frame keeps score values; some methods attach numbers to a score's metadata
@@ -684,7 +684,9 @@ def read_score_metadata(paths: LogPaths, scorer: str, *,
     keys; ``{}`` when the score has none). Samples without that scorer's score are left out.
     Where Inspect thinned a sample's summary (a large value replaced by a "Key removed
     from summary" note), the metadata is read from that sample's full record instead.
+    With ``once``, only the samples :func:`kept_samples` keeps (each sample once).
     """
+    keep = kept_samples(paths, recursive=recursive)[0] if once else None
     rows: list[dict[str, Any]] = []
     for path in list_logs(paths, recursive=recursive):
         loaded = _header_and_samples(path)
@@ -697,6 +699,9 @@ def read_score_metadata(paths: LogPaths, scorer: str, *,
             if score is None:
                 continue
             epoch = int(sample.get("epoch") or 1)
+            if keep is not None and (remote_logs.display(path), str(sample.get("id")),
+                                     epoch) not in keep:
+                continue
             metadata = score.get("metadata") or {}
             if _thinned(metadata):
                 full = _sample_json(path, sample.get("id", ""), epoch)
@@ -1061,6 +1066,20 @@ def load_results(paths: LogPaths, *, recursive: bool = True,
     frame = pl.concat(kept, how="vertical", rechunk=False) if kept else _empty()
     account.samples = frame.select("log_file", "sample_id", "epoch").unique().height
     return Results(frame, account)
+
+
+def kept_samples(paths: LogPaths, *, recursive: bool = True
+                 ) -> tuple[set[tuple[str, str, int]], LogAccount]:
+    """The ``(log_file, sample_id, epoch)`` keys :func:`load_results` keeps (each sample
+    once, copies and superseded attempts set aside), with its account.
+
+    Why: a summary that reads per-sample records (score metadata, transcripts) file by file
+    must count the same samples the report does, however often a run was resumed or copied.
+    """
+    results = load_results(paths, recursive=recursive)
+    keys = {(str(f), str(s), int(e)) for f, s, e in
+            results.frame.select("log_file", "sample_id", "epoch").unique().iter_rows()}
+    return keys, results.account
 
 
 def _empty() -> pl.DataFrame:

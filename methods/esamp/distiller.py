@@ -39,7 +39,7 @@ FACTOR = "method"
 def load(log_dir: str | Path, scorer: str = SCORER, factor: str = FACTOR) -> pl.DataFrame:
     """One row per item and arm: the arm's level of ``factor``, the sample id, the replies'
     mean tokens and the distiller's steps, head and tail loss and curve (null without)."""
-    raw = read_score_metadata(log_dir, scorer)
+    raw = read_score_metadata(log_dir, scorer, once=True)  # each sample once
     rows = []
     for eval_meta, sample_id, meta_json in raw.select("eval_metadata", "sample_id",
                                                       "metadata").iter_rows():

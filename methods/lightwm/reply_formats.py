@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.results import iter_samples, read_headers
+from harness.results import iter_samples, kept_samples, read_headers
 
 DOUBLED = '{{"name"'
 """The template's example call, copied: an object opened with two braces."""
@@ -55,6 +55,7 @@ def count_replies(messages: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 
 def by_agent(log_dir: str | Path) -> dict[str, dict[str, int]]:
     """:func:`count_replies` summed over each agent level's samples."""
+    keep, _ = kept_samples(log_dir)  # each sample once (resumed runs, copied logs)
     totals: dict[str, dict[str, int]] = {}
     for row in read_headers(log_dir).iter_rows(named=True):
         meta = json.loads(row["eval_metadata"] or "{}")
@@ -62,6 +63,9 @@ def by_agent(log_dir: str | Path) -> dict[str, dict[str, int]]:
         acc = totals.setdefault(agent, {"replies": 0, "no_call": 0, "doubled_braces": 0,
                                         "samples": 0})
         for sample in iter_samples(row["log_file"]):
+            sample_key = (row["log_file"], str(sample.get("id")), int(sample.get("epoch") or 1))
+            if sample_key not in keep:
+                continue
             acc["samples"] += 1
             for key, value in count_replies(sample.get("messages") or []).items():
                 acc[key] += value
