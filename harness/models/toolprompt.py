@@ -297,16 +297,11 @@ def _parse_block(raw: str) -> list[ToolCall]:
     try:
         value = _decode_first(raw)
     except ValueError as ex:  # JSONDecodeError is a ValueError
-        if "{{" in raw:
-            try:
-                value = _decode_first(_undouble(raw))
-            except ValueError:
-                pass
-            else:
-                items = value if isinstance(value, list) else [value]
-                return [_to_call(item, raw) for item in items] or [_error_call(raw, "empty list")]
-        name = re.search(r'"name"\s*:\s*"([^"]+)"', raw)
-        return [_error_call(raw, str(ex), name.group(1) if name else None)]
+        try:  # the template's doubled braces, copied (see _undouble)
+            value = _decode_first(_undouble(raw))
+        except ValueError:
+            name = re.search(r'"name"\s*:\s*"([^"]+)"', raw)
+            return [_error_call(raw, str(ex), name.group(1) if name else None)]
     items = value if isinstance(value, list) else [value]
     return [_to_call(item, raw) for item in items] or [_error_call(raw, "empty list")]
 
